@@ -1,0 +1,63 @@
+"""cireil: the CireilClaw agent runtime as a Jupyter kernel extension.
+
+    %load_ext cireil            # in IPython / Jupyter
+    agent = cireil.load(path)   # from Python
+
+Importing the package stays cheap: IPython, widgets and the runtime load only when used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .runtime.agent import Agent, DryRunReport
+
+__all__ = ["Agent", "ConfigError", "ToolError", "__version__", "dry_run", "load", "load_demo"]
+
+
+def load(path: Any) -> Agent:
+    """Load the agent directory at `path`; raises cireil.ConfigError naming file:line on bad config."""
+    from .runtime.agent import Agent
+
+    return Agent.load(path)
+
+
+def load_demo() -> Agent:
+    """Load a fresh, throwaway copy of the bundled demo agent."""
+    from .runtime.scaffold import copy_demo
+
+    return load(copy_demo())
+
+
+def dry_run(path: Any) -> DryRunReport:
+    """Validate an agent directory as loading would, without loading it; never raises for bad config."""
+    from .runtime.agent import dry_run as _dry_run
+
+    return _dry_run(path)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ConfigError", "ToolError", "CireilError", "ConfigIssue"):
+        from .runtime import errors
+
+        return getattr(errors, name)
+    if name == "Agent":
+        from .runtime.agent import Agent
+
+        return Agent
+    raise AttributeError(f"module 'cireil' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from .kernel.extension import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .kernel.extension import unload_ipython_extension as _unload
+
+    _unload(ipython)

@@ -1,0 +1,53 @@
+"""Small HTML helpers shared by the renderers: escaping, theme-aware inline styles, frames.
+
+Everything is inline-styled (no <style> element, no scripts) with JupyterLab's CSS variables and
+fallbacks, so output looks right in light and dark themes and cannot restyle the page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+FG = "var(--jp-ui-font-color1, inherit)"
+FG_DIM = "var(--jp-ui-font-color2, #666)"
+BORDER = "var(--jp-border-color2, #ccc)"
+BG_SOFT = "var(--jp-layout-color2, rgba(127,127,127,0.08))"
+ERROR = "var(--jp-error-color1, #d32f2f)"
+ERROR_BG = "var(--jp-error-color3, rgba(211,47,47,0.08))"
+WARN = "var(--jp-warn-color1, #b26a00)"
+OK = "var(--jp-success-color1, #2e7d32)"
+MONO = "var(--jp-code-font-family, monospace)"
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def frame(tool: str, body: str, *, title: str | None = None, failed: bool = False) -> str:
+    border = ERROR if failed else BORDER
+    head = ""
+    if title is not None:
+        head = f'<div style="font-weight:600;margin-bottom:4px;color:{ERROR if failed else FG}">{title}</div>'
+    return (
+        f'<div class="cireil cireil-{esc(tool)}" style="border-left:3px solid {border};'
+        f'padding:4px 10px;margin:2px 0;color:{FG}">{head}{body}</div>'
+    )
+
+
+def notices_html(notices: list[str]) -> str:
+    return "".join(
+        f'<div class="cireil-notice" style="color:{WARN};font-size:90%;margin:2px 0">ⓘ {esc(n)}</div>' for n in notices
+    )
+
+
+def code_block(text: str) -> str:
+    return (
+        f'<pre style="font-family:{MONO};background:{BG_SOFT};padding:6px;margin:4px 0;'
+        f'white-space:pre-wrap;overflow-wrap:anywhere">{esc(text)}</pre>'
+    )
+
+
+def json_text(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)

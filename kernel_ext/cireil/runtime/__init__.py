@@ -1,0 +1,1 @@
+"""The agent runtime, free of IPython: configuration, sandbox paths, tools, the runtime loop."""

@@ -1,0 +1,319 @@
+"""Agent: one loaded agent directory, its validated configuration, and calls to its tools.
+
+Every call is a turn: at its start the configuration files are checked (a `stat` each) and
+re-read when they changed, so an edit to tools.toml applies to the next call while a call in
+progress keeps the tool set it started with. A broken edit makes calls fail with the ConfigError
+until the file is fixed; nothing has to be restarted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import frontmatter, registry
+from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
+from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
+from .config.tomlsource import TomlSyntaxError, read_toml
+from .config.tools_config import TOOLS_FILE, ToolsConfig, parse_tools_config
+from .errors import ConfigError, ConfigIssue, UnknownToolError
+from .layout import BLOCK_NAMES, AgentLayout
+from .loop import RUNTIME, Submitted
+from .paths import SandboxPaths
+from .result import ToolResult
+from .session import Session
+from .tool import Tool, ToolContext, execute
+
+_WATCHED = (TOOLS_FILE, SANDBOX_FILE)
+
+
+def _fingerprint(directory: Path, rel: str) -> tuple | None:
+    try:
+        st = os.stat(directory / rel)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@dataclass
+class Snapshot:
+    """The validated configuration one turn runs with."""
+
+    tools_config: ToolsConfig
+    sandbox: SandboxConfig
+    mcp_servers: list[McpServer]
+    tools: dict[str, Tool]  # enabled tools, in tools.toml order
+    fingerprints: dict[str, tuple | None]
+    warnings: list[ConfigIssue] = field(default_factory=list)
+
+
+@dataclass
+class DryRunReport:
+    directory: Path
+    issues: list[ConfigIssue]
+    tools: list[Tool]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def errors(self) -> list[ConfigIssue]:
+        return [i for i in self.issues if i.severity == "error"]
+
+    @property
+    def warnings(self) -> list[ConfigIssue]:
+        return [i for i in self.issues if i.severity == "warning"]
+
+    def as_dict(self) -> dict:
+        return {
+            "agent": str(self.directory),
+            "ok": self.ok,
+            "errors": [i.as_dict() for i in self.errors],
+            "warnings": [i.as_dict() for i in self.warnings],
+            "tools": [t.as_dict() for t in self.tools],
+        }
+
+
+def _read(layout: AgentLayout, rel: str, issues: list[ConfigIssue]):
+    try:
+        return read_toml(layout.directory, rel)
+    except TomlSyntaxError as exc:
+        issues.append(exc.issue)
+        return None
+
+
+def _content_warnings(layout: AgentLayout) -> list[ConfigIssue]:
+    """Problems that would fail an agent turn or hide a skill, though the tools still work."""
+    out: list[ConfigIssue] = []
+    d = layout.directory
+    if not (d / "core.md").is_file():
+        out.append(ConfigIssue("core.md", None, "missing: agent turns need the base instructions", severity="warning"))
+    for name in BLOCK_NAMES:
+        rel = f"blocks/{name}.md"
+        try:
+            text = (d / rel).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            out.append(ConfigIssue(rel, None, "missing: agent turns need all five base blocks", severity="warning"))
+            continue
+        try:
+            frontmatter.parse(text, frontmatter.BLOCK)
+        except frontmatter.FrontmatterError as exc:
+            out.append(ConfigIssue(rel, 1, f"invalid frontmatter: {exc}", severity="warning"))
+    skills = d / "skills"
+    if skills.is_dir():
+        for skill_file in sorted(skills.glob("*/SKILL.md")):
+            rel = skill_file.relative_to(d).as_posix()
+            try:
+                frontmatter.parse(skill_file.read_text(encoding="utf-8"), frontmatter.SKILL)
+            except (frontmatter.FrontmatterError, UnicodeDecodeError) as exc:
+                out.append(ConfigIssue(rel, 1, f"invalid frontmatter, skill omitted: {exc}", severity="warning"))
+    return out
+
+
+def read_config(layout: AgentLayout, *, with_content: bool = True) -> tuple[Snapshot | None, list[ConfigIssue]]:
+    """Read and validate every configuration file; all problems are collected, none is raised."""
+    issues: list[ConfigIssue] = []
+    fingerprints = {rel: _fingerprint(layout.directory, rel) for rel in (*_WATCHED, MCP_FILE)}
+    tools_src = _read(layout, TOOLS_FILE, issues)
+    sandbox_cfg, sandbox_issues = parse_sandbox_config(_read(layout, SANDBOX_FILE, issues), layout.slug)
+    issues += sandbox_issues
+    mcp_servers, mcp_issues = parse_mcp_config(_read(layout, MCP_FILE, issues))
+    issues += mcp_issues
+    for server in mcp_servers:
+        issues.append(
+            ConfigIssue(
+                MCP_FILE,
+                None,
+                f"server '{server.name}': MCP tool discovery is not available in this "
+                "version of cireil yet; remove the server to load this agent",
+                key=f"servers.{server.name}",
+            )
+        )
+    tools_cfg = ToolsConfig()
+    if tools_src is not None:
+        tools_cfg, tool_issues = parse_tools_config(
+            tools_src,
+            known=registry.BUILTIN_NAMES,
+            available=registry.implemented_names(),
+            mcp_servers=[s.name for s in mcp_servers],
+        )
+        issues += tool_issues
+    elif not any(i.file == TOOLS_FILE for i in issues):
+        issues.append(ConfigIssue(TOOLS_FILE, None, "required file is missing"))
+    if with_content:
+        issues += _content_warnings(layout)
+    if any(i.severity == "error" for i in issues):
+        return None, issues
+    tools = {name: registry.builtin(name) for name in tools_cfg.enabled_names}
+    warnings = [i for i in issues if i.severity == "warning"]
+    return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings), issues
+
+
+def dry_run(path: str | Path) -> DryRunReport:
+    """Validate everything loading validates, without loading; never raises for bad config."""
+    try:
+        layout = AgentLayout.find(path)
+    except ConfigError as exc:
+        return DryRunReport(Path(path).absolute(), exc.issues, [])
+    snapshot, issues = read_config(layout)
+    return DryRunReport(layout.directory, issues, list(snapshot.tools.values()) if snapshot else [])
+
+
+class Agent:
+    """A loaded agent. Create with `cireil.load(path)`."""
+
+    def __init__(self, layout: AgentLayout, snapshot: Snapshot, session: Session) -> None:
+        self.layout = layout
+        self.session = session
+        self._snapshot = snapshot
+        self._lock = threading.Lock()
+        self._pending_notices: list[str] = []
+        self.generation = 0  # bumped whenever the enabled tool set changes
+        self.closed = False
+
+    @classmethod
+    def load(cls, path: str | Path, *, session: Session | None = None) -> Agent:
+        layout = AgentLayout.find(path)
+        snapshot, issues = read_config(layout)
+        if snapshot is None:
+            raise ConfigError(issues)
+        return cls(layout, snapshot, session or Session(id="notebook:main"))
+
+    # -- identity -------------------------------------------------------------------------------
+    @property
+    def directory(self) -> Path:
+        return self.layout.directory
+
+    @property
+    def slug(self) -> str:
+        return self.layout.slug
+
+    @property
+    def warnings(self) -> list[ConfigIssue]:
+        return list(self._snapshot.warnings)
+
+    def __repr__(self) -> str:
+        return f"<cireil.Agent {self.slug!r} at {self.directory} tools={list(self._snapshot.tools)}>"
+
+    # -- configuration --------------------------------------------------------------------------
+    def refresh(self) -> list[str]:
+        """Start-of-turn check: re-read changed config files. Returns notices; raises ConfigError."""
+        with self._lock:
+            old = self._snapshot
+            current = {rel: _fingerprint(self.directory, rel) for rel in old.fingerprints}
+            notices = self._pending_notices
+            self._pending_notices = []
+            if current[MCP_FILE] != old.fingerprints[MCP_FILE]:
+                notices.append(
+                    f"{MCP_FILE} changed: MCP servers are discovered at load; run "
+                    "`%cireil restart` (or agent.restart()) to apply it"
+                )
+                old.fingerprints[MCP_FILE] = current[MCP_FILE]
+            if all(current[rel] == old.fingerprints[rel] for rel in _WATCHED):
+                return notices
+            snapshot, issues = read_config(self.layout, with_content=False)
+            if snapshot is None:
+                self._pending_notices = notices
+                raise ConfigError(issues)
+            snapshot.mcp_servers = old.mcp_servers  # MCP definitions stay fixed until restart
+            snapshot.fingerprints[MCP_FILE] = old.fingerprints[MCP_FILE]
+            snapshot.warnings = old.warnings + [w for w in snapshot.warnings if w not in old.warnings]
+            if list(snapshot.tools) != list(old.tools):
+                self.generation += 1
+                notices.append(f"{TOOLS_FILE} changed: enabled tools are now {', '.join(snapshot.tools) or 'none'}")
+            self._snapshot = snapshot
+            return notices
+
+    def restart(self) -> None:
+        """Re-read everything, as a fresh load would (re-discovers MCP servers)."""
+        snapshot, issues = read_config(self.layout)
+        if snapshot is None:
+            raise ConfigError(issues)
+        with self._lock:
+            if list(snapshot.tools) != list(self._snapshot.tools):
+                self.generation += 1
+            self._snapshot = snapshot
+
+    def dry_run(self) -> DryRunReport:
+        return dry_run(self.directory)
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The enabled tools as of now (tools.toml is re-read if it changed)."""
+        self.refresh_quietly()
+        return list(self._snapshot.tools.values())
+
+    def refresh_quietly(self) -> bool:
+        """refresh() for places that only display; keeps notices for the next call. False if broken."""
+        try:
+            notices = self.refresh()
+        except ConfigError:
+            return False
+        with self._lock:
+            self._pending_notices = notices + self._pending_notices
+        return True
+
+    def tool(self, name: str) -> Tool:
+        return self._lookup(self._snapshot, name)
+
+    def _lookup(self, snapshot: Snapshot, name: str) -> Tool:
+        tool = snapshot.tools.get(name) or snapshot.tools.get(name.replace("_", "-"))
+        if tool is not None:
+            return tool
+        enabled = list(snapshot.tools)
+        close = difflib.get_close_matches(name, enabled, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        state = "not enabled in config/tools.toml" if name in registry.BUILTIN_NAMES else "unknown"
+        raise UnknownToolError(
+            f"tool '{name}' is {state} for agent '{self.slug}'{hint}; enabled: {', '.join(enabled) or 'none'}"
+        )
+
+    # -- calls ----------------------------------------------------------------------------------
+    def _begin(self, name: str, arguments: Mapping[str, Any] | None, kwargs: dict) -> tuple:
+        if self.closed:
+            raise RuntimeError("this agent has been closed; load it again")
+        args = dict(arguments or {})
+        args.update(kwargs)
+        notices = self.refresh()
+        snapshot = self._snapshot
+        tool = self._lookup(snapshot, name)
+        ctx = ToolContext(
+            agent_dir=self.directory,
+            slug=self.slug,
+            paths=SandboxPaths(self.directory, snapshot.sandbox.mounts),
+            sandbox=snapshot.sandbox,
+            tools_config=snapshot.tools_config,
+            session=self.session,
+        )
+        return tool, args, ctx, notices
+
+    @staticmethod
+    async def _run(tool: Tool, args: dict, ctx: ToolContext, notices: list[str]) -> ToolResult:
+        started = time.perf_counter()
+        data = await execute(tool, args, ctx)
+        return ToolResult(tool.name, args, data, time.perf_counter() - started, notices)
+
+    def submit(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Submitted:
+        """Start a call on the runtime loop and return at once (what widget buttons use)."""
+        return RUNTIME.submit(self._run(*self._begin(tool, arguments, kwargs)))
+
+    def call(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ToolResult:
+        """Run one tool as the agent would and wait for its result. Safe inside a running kernel."""
+        return RUNTIME.run(self._run(*self._begin(tool, arguments, kwargs)))
+
+    async def acall(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ToolResult:
+        """Async form of call(); cancelling the awaiting task cancels the tool."""
+        work = self._run(*self._begin(tool, arguments, kwargs))
+        if RUNTIME.in_loop_thread():
+            return await work
+        return await RUNTIME.submit(work).wrapped()
+
+    def close(self) -> None:
+        self.closed = True

@@ -1,0 +1,162 @@
+"""A parsed TOML file that can say on which line a key was written.
+
+tomllib parses but forgets positions; error messages must name the line. This keeps the text and
+scans it once for key definitions, tracking `[table]` / `[[array]]` headers and skipping the insides
+of multi-line strings and arrays, so `line_of("exec", "timeout")` answers what an editor shows.
+Keys written inside inline tables are located at their parent key's line.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigIssue
+
+_BARE = r"[A-Za-z0-9_-]+"
+_BASIC = r'"(?:[^"\\]|\\.)*"'
+_LITERAL = r"'[^']*'"
+_KEY_PART = rf"(?:{_BARE}|{_BASIC}|{_LITERAL})"
+_DOTTED = rf"{_KEY_PART}(?:\s*\.\s*{_KEY_PART})*"
+_HEADER = re.compile(rf"^\s*(\[\[?)\s*({_DOTTED})\s*\]\]?")
+_ASSIGN = re.compile(rf"^\s*({_DOTTED})\s*=")
+_PARTS = re.compile(_KEY_PART)
+
+
+def _split_key(dotted: str) -> tuple[str, ...]:
+    parts = []
+    for match in _PARTS.finditer(dotted):
+        part = match.group(0)
+        if part[0] == '"':
+            part = part[1:-1].encode().decode("unicode_escape")
+        elif part[0] == "'":
+            part = part[1:-1]
+        parts.append(part)
+    return tuple(parts)
+
+
+def _value_state(rest: str, depth: int, in_string: str | None) -> tuple[int, str | None]:
+    """Advance bracket depth and multi-line-string state over one line of a value."""
+    i = 0
+    while i < len(rest):
+        if in_string:
+            end = rest.find(in_string, i)
+            if end < 0:
+                return depth, in_string
+            i = end + 3
+            in_string = None
+            continue
+        ch = rest[i]
+        if rest.startswith('"""', i) or rest.startswith("'''", i):
+            in_string = rest[i : i + 3]
+            i += 3
+        elif ch == '"':
+            m = re.match(_BASIC, rest[i:])
+            i += len(m.group(0)) if m else len(rest)
+        elif ch == "'":
+            m = re.match(_LITERAL, rest[i:])
+            i += len(m.group(0)) if m else len(rest)
+        elif ch == "#":
+            break
+        elif ch in "[{":
+            depth += 1
+            i += 1
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+            i += 1
+        else:
+            i += 1
+    return depth, in_string
+
+
+@dataclass
+class TomlSource:
+    """One configuration file: its path relative to the agent, its text, its data and key lines."""
+
+    rel: str
+    text: str
+    data: dict[str, Any]
+    lines: dict[tuple, int] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, rel: str, text: str) -> TomlSource:
+        """Parse text; raises ConfigError-ready `ConfigIssue` via TomlSyntaxError on bad TOML."""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise TomlSyntaxError.from_decode(rel, exc) from None
+        source = cls(rel, text, data)
+        source._index()
+        return source
+
+    def _index(self) -> None:
+        table: tuple = ()
+        array_counts: dict[tuple, int] = {}
+        depth, in_string = 0, None
+        for number, line in enumerate(self.text.splitlines(), start=1):
+            if depth or in_string:
+                depth, in_string = _value_state(line, depth, in_string)
+                continue
+            header = _HEADER.match(line)
+            if header:
+                path = _split_key(header.group(2))
+                if header.group(1) == "[[":
+                    index = array_counts.get(path, -1) + 1
+                    array_counts[path] = index
+                    table = (*path, index)
+                else:
+                    table = path
+                self.lines.setdefault(table, number)
+                continue
+            assign = _ASSIGN.match(line)
+            if assign:
+                key = (*table, *_split_key(assign.group(1)))
+                self.lines.setdefault(key, number)
+                depth, in_string = _value_state(line[assign.end() :], 0, None)
+
+    def line_of(self, *path: str | int) -> int | None:
+        """The line where `path` (or its nearest written ancestor) is defined, or None."""
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return None
+
+    def issue(self, path: tuple, message: str, severity: str = "error") -> ConfigIssue:
+        key = ".".join(str(p) for p in path) if path else None
+        return ConfigIssue(self.rel, self.line_of(*path), message, key=key, severity=severity)
+
+
+class TomlSyntaxError(Exception):
+    """The file is not TOML at all; carries the one issue to report."""
+
+    def __init__(self, issue: ConfigIssue) -> None:
+        self.issue = issue
+        super().__init__(str(issue))
+
+    @classmethod
+    def from_decode(cls, rel: str, exc: tomllib.TOMLDecodeError) -> TomlSyntaxError:
+        message = str(exc)
+        line = getattr(exc, "lineno", None)
+        if line is None:
+            m = re.search(r"line (\d+)", message)
+            line = int(m.group(1)) if m else None
+        message = getattr(exc, "msg", None) or re.sub(r"\s*\(at line.*\)$", "", message)
+        return cls(ConfigIssue(rel, line, f"invalid TOML: {message}"))
+
+
+def read_toml(agent_dir: Path, rel: str) -> TomlSource | None:
+    """Read `rel` under the agent directory; None when the file does not exist."""
+    try:
+        raw = (agent_dir / rel).read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise TomlSyntaxError(ConfigIssue(rel, line, "file is not valid UTF-8")) from None
+    return TomlSource.parse(rel, text)

@@ -1,0 +1,147 @@
+"""The sandbox path model: which host file a sandbox path names, and whether a tool may touch it.
+
+Every file tool goes through `SandboxPaths.resolve`. Paths are normalized before anything else
+(so `/workspace/./x` and `/workspace/x` are the same path, also for mount lookup), the host path
+returned is fully resolved (`realpath`), and it must lie inside the realpath of the root directory
+or mount source it belongs to. Escapes by `..`, by symlinks anywhere in the path (dangling ones
+included) and by absolute paths outside the roots are all refused with `Access denied: ...`
+messages that show only sandbox paths.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config.sandbox_config import Mount
+from .errors import ToolError
+
+ROOTS = ("workspace", "memories", "blocks", "skills", "tasks")
+SYSTEM_ROOTS = ("/usr", "/lib", "/lib64", "/nix")
+
+
+@dataclass(frozen=True)
+class ResolvedPath:
+    sandbox: str  # normalized sandbox path, e.g. /workspace/notes.md
+    host: Path  # fully resolved host path (may not exist yet)
+    root: str  # "workspace", "memories", ...
+    mount: Mount | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return self.mount is not None and self.mount.read_only
+
+
+def _denied(path: str, why: str) -> ToolError:
+    return ToolError(f"Access denied: path '{path}' {why}.")
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
+
+
+def normalize(path: str) -> str:
+    """Collapse `//`, `.` and `..` lexically; the result always starts with one '/'."""
+    norm = posixpath.normpath(path)
+    if norm.startswith("//"):
+        norm = "/" + norm.lstrip("/")
+    return norm
+
+
+class SandboxPaths:
+    """Maps sandbox paths to host paths for one agent directory and its mounts."""
+
+    def __init__(self, agent_dir: Path, mounts: list[Mount] | tuple[Mount, ...] = ()) -> None:
+        self.agent_dir = Path(agent_dir)
+        self.mounts = list(mounts)
+
+    def _root_host(self, root: str) -> str:
+        return os.path.realpath(self.agent_dir / root)
+
+    def resolve(self, path: str) -> ResolvedPath:
+        """Resolve a sandbox path to a host path, or raise ToolError('Access denied: ...')."""
+        if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
+            raise _denied(str(path), "is outside the sandbox")
+        raw_root = path.lstrip("/").split("/", 1)[0]
+        norm = normalize(path)
+        parts = norm.lstrip("/").split("/", 1)
+        root, rest = parts[0], (parts[1] if len(parts) > 1 else "")
+        if root not in ROOTS:
+            if raw_root in ROOTS:
+                raise _denied(path, "attempts to escape the sandbox")
+            raise _denied(path, "is outside the sandbox")
+        if raw_root != root:
+            raise _denied(path, f"escaped the /{raw_root} sandbox area")
+        if root == "workspace" and rest:
+            for mount in self.mounts:
+                if rest == mount.target or rest.startswith(mount.target + "/"):
+                    return self._resolve_in_mount(path, norm, rest, mount)
+        boundary = self._root_host(root)
+        host = os.path.realpath(os.path.join(boundary, rest)) if rest else boundary
+        if not _inside(host, boundary):
+            raise _denied(path, "resolves outside the sandbox via symlink")
+        return ResolvedPath(norm, Path(host), root)
+
+    def _resolve_in_mount(self, path: str, norm: str, rest: str, mount: Mount) -> ResolvedPath:
+        boundary = os.path.realpath(mount.source)
+        remainder = rest[len(mount.target) :].lstrip("/")
+        host = os.path.realpath(os.path.join(boundary, remainder)) if remainder else boundary
+        if not _inside(host, boundary):
+            raise _denied(path, "resolves outside the mount via symlink")
+        return ResolvedPath(norm, Path(host), "workspace", mount)
+
+    def resolve_for_write(self, path: str) -> ResolvedPath:
+        """resolve() plus the read-only mount check every writing tool must pass."""
+        resolved = self.resolve(path)
+        if resolved.read_only:
+            assert resolved.mount is not None
+            raise _denied(path, f"is on a read-only mount ({resolved.mount.target})")
+        return resolved
+
+    def resolve_system(self, path: str) -> Path:
+        """The read-only system paths list-dir may show: /usr, /lib, /lib64, /nix and below."""
+        if not isinstance(path, str) or "\0" in path:
+            raise _denied(str(path), "is outside the sandbox")
+        if ".." in path.split("/"):
+            raise _denied(path, "contains path traversal")
+        norm = normalize(path)
+        if not any(_inside(norm, r) for r in SYSTEM_ROOTS):
+            raise _denied(path, "is outside the sandbox")
+        if os.path.lexists(norm):
+            real = os.path.realpath(norm)
+            if not any(_inside(real, os.path.realpath(r)) or _inside(real, r) for r in SYSTEM_ROOTS):
+                raise _denied(path, "resolves outside the sandbox via symlink")
+        return Path(norm)
+
+    def mount_children(self, sandbox_dir: str) -> list[str]:
+        """Names of synthetic directory entries that mounts add below `sandbox_dir`."""
+        if sandbox_dir != "/workspace" and not sandbox_dir.startswith("/workspace/"):
+            return []
+        below = sandbox_dir[len("/workspace") :].lstrip("/")
+        names: list[str] = []
+        for mount in self.mounts:
+            if below and not mount.target.startswith(below + "/"):
+                continue
+            remainder = mount.target[len(below) :].lstrip("/") if below else mount.target
+            first = remainder.split("/", 1)[0]
+            if first and first not in names:
+                names.append(first)
+        return names
+
+    def host_replacements(self) -> list[tuple[str, str]]:
+        """(host prefix, what to show instead), longest first, for scrubbing host paths from messages."""
+        pairs: list[tuple[str, str]] = []
+        for mount in self.mounts:
+            for src in {str(mount.source), os.path.realpath(mount.source)}:
+                pairs.append((src, f"/workspace/{mount.target}"))
+        for root in {str(self.agent_dir), os.path.realpath(self.agent_dir), str(self.agent_dir.absolute())}:
+            pairs.append((root, "<sandbox>"))
+        return sorted(pairs, key=lambda p: len(p[0]), reverse=True)
+
+    def scrub(self, message: str) -> str:
+        for host, shown in self.host_replacements():
+            if host and host != "/":
+                message = message.replace(host, shown)
+        return message

@@ -1,0 +1,36 @@
+"""ToolResult: the dict the agent sees, plus what a person needs to look at it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ToolResult:
+    tool: str
+    args: dict[str, Any]
+    data: dict[str, Any]
+    duration_s: float = 0.0
+    notices: list[str] = field(default_factory=list)  # about the runtime, never shown to the agent
+
+    @property
+    def success(self) -> bool:
+        """False exactly when the result counts as a failure (reference §3)."""
+        return self.data.get("success") is not False
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def __repr__(self) -> str:
+        return f"<ToolResult {self.tool} success={self.success} keys={sorted(self.data)}>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        # Imported here, not at module level: rendering sits above the runtime and is only needed
+        # when something is displayed.
+        from ..render import result_bundle
+
+        return result_bundle(self)

@@ -1,0 +1,104 @@
+"""What a tool is, what it is given when it runs, and how any outcome becomes a result dict."""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import ToolError
+from .params import Object
+
+if TYPE_CHECKING:
+    from .config.sandbox_config import SandboxConfig
+    from .config.tools_config import ToolsConfig
+    from .paths import SandboxPaths
+    from .session import Session
+
+Runner = Callable[[dict, "ToolContext"], Awaitable[dict]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: the registry entry every surface (magic, form, CLI, engine) is generated from."""
+
+    name: str
+    description: str
+    params: Object
+    run: Runner
+    main_arg: str | None = None  # the argument a bare word fills: `%cireil_list_dir /workspace`
+    body_arg: str | None = None  # the argument a cell body fills: `%%cireil_write PATH` + content
+    origin: str = "built-in"
+
+    @property
+    def parameters(self) -> dict:
+        """JSON Schema of the parameters, exactly as the model would receive it."""
+        return self.params.schema()
+
+    @property
+    def magic_name(self) -> str:
+        return "cireil_" + self.name.replace("-", "_")
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "origin": self.origin,
+        }
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may use during one call; a snapshot of the turn it belongs to."""
+
+    agent_dir: Path
+    slug: str
+    paths: SandboxPaths
+    sandbox: SandboxConfig
+    tools_config: ToolsConfig
+    session: Session
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+async def execute(tool: Tool, args: Any, ctx: ToolContext) -> dict:
+    """Validate, run, and turn every failure into the result dict the agent would see (reference §3).
+
+    Cancellation is not a failure: it propagates so that the caller's interrupt stays an interrupt.
+    """
+    clean, issues = tool.params.validate(args if args is not None else {})
+    if issues:
+        return {"error": str(issues[0]), "issues": [i.as_dict() for i in issues], "success": False}
+    try:
+        result = await tool.run(clean, ctx)
+    except asyncio.CancelledError:
+        raise
+    except ToolError as exc:
+        out: dict[str, Any] = {"error": ctx.paths.scrub(exc.message)}
+        if exc.hint:
+            out["hint"] = ctx.paths.scrub(exc.hint)
+        out["success"] = False
+        return out
+    except Exception as exc:  # a tool bug or an OS error: still a result, never a leak into the cell
+        message = _describe_exception(exc)
+        return {"error": ctx.paths.scrub(message), "success": False}
+    if not isinstance(result, dict):
+        return {"error": f"tool '{tool.name}' returned {type(result).__name__}, not an object", "success": False}
+    return result
+
+
+def _describe_exception(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        parts = [exc.strerror]
+        if exc.filename:
+            parts.append(f"'{exc.filename}'")
+        return ": ".join(parts)
+    text = str(exc) or type(exc).__name__
+    if not str(exc):
+        frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        if frame:
+            text += f" (at {Path(frame[0].filename).name}:{frame[0].lineno})"
+    return text

@@ -1,0 +1,68 @@
+"""list-dir: list one sandbox directory (reference §4.8)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import ToolError
+from ..params import Params, String
+from ..paths import ROOTS
+from ..tool import Tool, ToolContext
+
+
+def _entry_type(entry: os.DirEntry) -> str:
+    if entry.is_symlink():
+        return "symlink"
+    if entry.is_dir(follow_symlinks=False):
+        return "directory"
+    return "file"
+
+
+def _list(host: Path, display: str, *, missing_ok: bool) -> list[dict]:
+    try:
+        with os.scandir(host) as it:
+            entries = [{"name": e.name, "type": _entry_type(e)} for e in it]
+    except FileNotFoundError:
+        if missing_ok:
+            return []
+        raise
+    except NotADirectoryError:
+        raise ToolError(f"{display} is not a directory.", hint="Use read to look at a file.") from None
+    entries.sort(key=lambda e: e["name"].encode("utf-8", "surrogateescape"))
+    return entries
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    path: str = args["path"]
+    if path.rstrip("/") == "/bin" or path == "/bin":
+        if not ctx.tools_config.exec.enabled:
+            return {"entries": [], "path": path, "success": True}
+        return {
+            "entries": [{"name": b, "type": "symlink"} for b in ctx.sandbox.binaries],
+            "path": path,
+            "success": True,
+        }
+    first = path.lstrip("/").split("/", 1)[0]
+    if path.startswith("/") and first in ROOTS:
+        resolved = ctx.paths.resolve(path)
+        entries = _list(resolved.host, f"'{path}'", missing_ok=True)
+        synthetic = ctx.paths.mount_children(resolved.sandbox) if resolved.mount is None else []
+        if synthetic:
+            entries = [e for e in entries if e["name"] not in synthetic]
+            entries += [{"name": name, "type": "directory"} for name in synthetic]
+        return {"entries": entries, "path": path, "success": True}
+    host = ctx.paths.resolve_system(path)
+    return {"entries": _list(host, f"'{path}'", missing_ok=False), "path": path, "success": True}
+
+
+TOOL = Tool(
+    name="list-dir",
+    description=(
+        "List the entries of a directory in the sandbox (/workspace, /memories, /blocks, /skills, /tasks; "
+        "/bin shows the commands exec may run). Each entry has a name and a type: file, directory or symlink."
+    ),
+    params=Params(path=String(min_length=1, description="Absolute sandbox path of the directory, e.g. /workspace")),
+    run=run,
+    main_arg="path",
+)

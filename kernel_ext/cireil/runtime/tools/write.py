@@ -1,0 +1,98 @@
+"""write: create or overwrite a sandbox file (reference §4.9), atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from .. import frontmatter
+from ..errors import ToolError
+from ..params import Params, String
+from ..tool import Tool, ToolContext
+
+
+def _blocks_need_md(path: str) -> str | None:
+    norm = path.rstrip("/")
+    if (norm == "/blocks" or norm.startswith("/blocks/")) and not norm.endswith(".md"):
+        return "Files in /blocks/ must end with .md extension"
+    return None
+
+
+def atomic_write(host: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, then rename: never a half-written file.
+
+    An existing file keeps its permission bits; a new one gets 0644 masked by the umask.
+    """
+    host.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(host).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o644 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{host.name}.", suffix=".tmp", dir=host.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, host)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _with_frontmatter(sandbox_path: str, host: Path, content: str) -> str:
+    kind = frontmatter.kind_for(sandbox_path)
+    if kind is None:
+        return content
+    try:
+        if content.startswith(kind.delimiter):
+            frontmatter.parse(content, kind)
+            return content
+        if host.is_file():
+            existing = host.read_text(encoding="utf-8", errors="replace")
+            parts = frontmatter.split(existing, kind)
+            if parts is not None:
+                frontmatter.parse(existing, kind)
+                return parts[0] + content
+    except frontmatter.FrontmatterError as exc:
+        raise ToolError(
+            f"Invalid frontmatter: {exc}",
+            hint=f"{kind.name.capitalize()} files keep {kind.language} frontmatter between "
+            f"'{kind.delimiter}' lines; write the body only to keep the existing frontmatter.",
+        ) from None
+    return content
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    path: str = args["path"]
+    resolved = ctx.paths.resolve_for_write(path)
+    if resolved.host.is_dir():
+        raise ToolError(f"'{path}' is a directory.", hint="Give the path of a file inside it.")
+    content = _with_frontmatter(resolved.sandbox, resolved.host, args["content"])
+    atomic_write(resolved.host, content.encode("utf-8"))
+    ctx.session.forget_sections(resolved.sandbox)
+    return {"path": path, "success": True}
+
+
+TOOL = Tool(
+    name="write",
+    description=(
+        "Create a file or overwrite it completely with the given content (parent folders are created). "
+        "For changes to part of an existing file, prefer edit. Block files (/blocks, .md only) and skill "
+        "SKILL.md files keep their frontmatter when the content is given without it."
+    ),
+    params=Params(
+        path=String(min_length=1, check=_blocks_need_md, description="Absolute sandbox path of the file"),
+        content=String(description="The complete new content of the file (may be empty)"),
+    ),
+    run=run,
+    main_arg="path",
+    body_arg="content",
+)
