@@ -13,30 +13,37 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .runtime.agent import Agent, DryRunReport
+    from .runtime.tool import Tool
 
 __all__ = ["Agent", "ConfigError", "ToolError", "__version__", "dry_run", "load", "load_demo"]
 
 
-def load(path: Any) -> Agent:
-    """Load the agent directory at `path`; raises cireil.ConfigError naming file:line on bad config."""
+def load(path: Any, *, tools: Iterable[Tool] = ()) -> Agent:
+    """Load the agent directory at `path`; raises cireil.ConfigError naming file:line on bad config.
+
+    `tools` adds tools defined in Python (cireil.Tool); like plugin tools, each must be enabled in
+    config/tools.toml by name.
+    """
     from .runtime.agent import Agent
 
-    return Agent.load(path)
+    return Agent.load(path, tools=tools)
 
 
-def load_demo() -> Agent:
+def load_demo(*, tools: Iterable[Tool] = ()) -> Agent:
     """Load a fresh, throwaway copy of the bundled demo agent."""
     from .runtime.scaffold import copy_demo
 
-    return load(copy_demo())
+    return load(copy_demo(), tools=tools)
 
 
-def dry_run(path: Any) -> DryRunReport:
+def dry_run(path: Any, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     """Validate an agent directory as loading would, without loading it; never raises for bad config."""
     from .runtime.agent import dry_run as _dry_run
 
-    return _dry_run(path)
+    return _dry_run(path, tools=tools)
 
 
 def __getattr__(name: str) -> Any:
@@ -48,6 +55,10 @@ def __getattr__(name: str) -> Any:
         from .runtime.agent import Agent
 
         return Agent
+    if name in ("Tool", "ToolContext"):
+        from .runtime import tool
+
+        return getattr(tool, name)
     raise AttributeError(f"module 'cireil' has no attribute {name!r}")
 
 

@@ -12,7 +12,7 @@ import difflib
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,9 +117,16 @@ def _content_warnings(layout: AgentLayout) -> list[ConfigIssue]:
     return out
 
 
-def read_config(layout: AgentLayout, *, with_content: bool = True) -> tuple[Snapshot | None, list[ConfigIssue]]:
-    """Read and validate every configuration file; all problems are collected, none is raised."""
+def read_config(
+    layout: AgentLayout, *, with_content: bool = True, extra_tools: Mapping[str, Tool] | None = None
+) -> tuple[Snapshot | None, list[ConfigIssue]]:
+    """Read and validate every configuration file; all problems are collected, none is raised.
+
+    `extra_tools` are tools defined in Python by the caller (a notebook, a test); like plugin
+    tools they are enabled only when tools.toml names them, and they never replace a built-in.
+    """
     issues: list[ConfigIssue] = []
+    extra = dict(extra_tools or {})
     fingerprints = {rel: _fingerprint(layout.directory, rel) for rel in (*_WATCHED, MCP_FILE)}
     tools_src = _read(layout, TOOLS_FILE, issues)
     sandbox_cfg, sandbox_issues = parse_sandbox_config(_read(layout, SANDBOX_FILE, issues), layout.slug)
@@ -140,8 +147,8 @@ def read_config(layout: AgentLayout, *, with_content: bool = True) -> tuple[Snap
     if tools_src is not None:
         tools_cfg, tool_issues = parse_tools_config(
             tools_src,
-            known=registry.BUILTIN_NAMES,
-            available=registry.implemented_names(),
+            known=(*registry.BUILTIN_NAMES, *extra),
+            available=(*registry.implemented_names(), *extra),
             mcp_servers=[s.name for s in mcp_servers],
         )
         issues += tool_issues
@@ -151,26 +158,38 @@ def read_config(layout: AgentLayout, *, with_content: bool = True) -> tuple[Snap
         issues += _content_warnings(layout)
     if any(i.severity == "error" for i in issues):
         return None, issues
-    tools = {name: registry.builtin(name) for name in tools_cfg.enabled_names}
+    tools = {name: extra[name] if name in extra else registry.builtin(name) for name in tools_cfg.enabled_names}
     warnings = [i for i in issues if i.severity == "warning"]
     return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings), issues
 
 
-def dry_run(path: str | Path) -> DryRunReport:
+def _check_extra(tools: Iterable[Tool]) -> dict[str, Tool]:
+    out: dict[str, Tool] = {}
+    for tool in tools:
+        if tool.name in registry.BUILTIN_NAMES:
+            raise ValueError(f"tool '{tool.name}' has the name of a built-in tool; give it another name")
+        if tool.name in out:
+            raise ValueError(f"two tools are named '{tool.name}'")
+        out[tool.name] = tool
+    return out
+
+
+def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     """Validate everything loading validates, without loading; never raises for bad config."""
     try:
         layout = AgentLayout.find(path)
     except ConfigError as exc:
         return DryRunReport(Path(path).absolute(), exc.issues, [])
-    snapshot, issues = read_config(layout)
+    snapshot, issues = read_config(layout, extra_tools=_check_extra(tools))
     return DryRunReport(layout.directory, issues, list(snapshot.tools.values()) if snapshot else [])
 
 
 class Agent:
     """A loaded agent. Create with `cireil.load(path)`."""
 
-    def __init__(self, layout: AgentLayout, snapshot: Snapshot, session: Session) -> None:
+    def __init__(self, layout: AgentLayout, snapshot: Snapshot, session: Session, extra_tools: dict[str, Tool]) -> None:
         self.layout = layout
+        self.extra_tools = extra_tools
         self.session = session
         self._snapshot = snapshot
         self._lock = threading.Lock()
@@ -179,12 +198,13 @@ class Agent:
         self.closed = False
 
     @classmethod
-    def load(cls, path: str | Path, *, session: Session | None = None) -> Agent:
+    def load(cls, path: str | Path, *, session: Session | None = None, tools: Iterable[Tool] = ()) -> Agent:
+        extra = _check_extra(tools)
         layout = AgentLayout.find(path)
-        snapshot, issues = read_config(layout)
+        snapshot, issues = read_config(layout, extra_tools=extra)
         if snapshot is None:
             raise ConfigError(issues)
-        return cls(layout, snapshot, session or Session(id="notebook:main"))
+        return cls(layout, snapshot, session or Session(id="notebook:main"), extra)
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -218,7 +238,7 @@ class Agent:
                 old.fingerprints[MCP_FILE] = current[MCP_FILE]
             if all(current[rel] == old.fingerprints[rel] for rel in _WATCHED):
                 return notices
-            snapshot, issues = read_config(self.layout, with_content=False)
+            snapshot, issues = read_config(self.layout, with_content=False, extra_tools=self.extra_tools)
             if snapshot is None:
                 self._pending_notices = notices
                 raise ConfigError(issues)
@@ -233,7 +253,7 @@ class Agent:
 
     def restart(self) -> None:
         """Re-read everything, as a fresh load would (re-discovers MCP servers)."""
-        snapshot, issues = read_config(self.layout)
+        snapshot, issues = read_config(self.layout, extra_tools=self.extra_tools)
         if snapshot is None:
             raise ConfigError(issues)
         with self._lock:
@@ -242,7 +262,7 @@ class Agent:
             self._snapshot = snapshot
 
     def dry_run(self) -> DryRunReport:
-        return dry_run(self.directory)
+        return dry_run(self.directory, tools=self.extra_tools.values())
 
     @property
     def tools(self) -> list[Tool]:
@@ -270,7 +290,8 @@ class Agent:
         enabled = list(snapshot.tools)
         close = difflib.get_close_matches(name, enabled, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        state = "not enabled in config/tools.toml" if name in registry.BUILTIN_NAMES else "unknown"
+        known = name in registry.BUILTIN_NAMES or name in self.extra_tools
+        state = "not enabled in config/tools.toml" if known else "unknown"
         raise UnknownToolError(
             f"tool '{name}' is {state} for agent '{self.slug}'{hint}; enabled: {', '.join(enabled) or 'none'}"
         )
