@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +170,7 @@ def _check_extra(tools: Iterable[Tool]) -> dict[str, Tool]:
             raise ValueError(f"tool '{tool.name}' has the name of a built-in tool; give it another name")
         if tool.name in out:
             raise ValueError(f"two tools are named '{tool.name}'")
-        out[tool.name] = tool
+        out[tool.name] = replace(tool, origin="python") if tool.origin == "built-in" else tool
     return out
 
 

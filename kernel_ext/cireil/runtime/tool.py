@@ -33,6 +33,9 @@ class Tool:
     body_arg: str | None = None  # the argument a cell body fills: `%%cireil_write PATH` + content
     origin: str = "built-in"
 
+    def __repr__(self) -> str:
+        return f"<Tool {self.name} ({self.origin})>"
+
     @property
     def parameters(self) -> dict:
         """JSON Schema of the parameters, exactly as the model would receive it."""
