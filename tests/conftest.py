@@ -1,0 +1,56 @@
+"""Shared fixtures: a small throwaway agent directory and a real kernel."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelharness import Kernel
+
+MINIMAL_TOOLS = """\
+# tools for the test agent
+list-dir = true
+write = true
+session-info = true
+read = false
+exec = false
+"""
+
+
+def make_agent(root: Path, tools_toml: str = MINIMAL_TOOLS, *, name: str = "testagent") -> Path:
+    """A valid agent directory with the five blocks, one skill and a little workspace."""
+    agent = root / name
+    for sub in ("config", "workspace/docs", "memories", "tasks", "blocks", "skills/notes"):
+        (agent / sub).mkdir(parents=True, exist_ok=True)
+    (agent / "config" / "tools.toml").write_text(tools_toml)
+    (agent / "core.md").write_text("You are a test agent.\n")
+    for block in ("soul", "identity", "person", "long-term", "style-notes"):
+        (agent / "blocks" / f"{block}.md").write_text(f'+++\ndescription = "The {block} block"\n+++\n{block} body\n')
+    (agent / "skills" / "notes" / "SKILL.md").write_text(
+        textwrap.dedent("""\
+        ---
+        name: notes
+        description: Keep notes tidy.
+        ---
+        Write notes as short lists.
+        """)
+    )
+    (agent / "workspace" / "hello.txt").write_text("hello\n")
+    (agent / "workspace" / "docs" / "guide.md").write_text("# Guide\n\nSome text.\n")
+    return agent
+
+
+@pytest.fixture
+def agent_dir(tmp_path: Path) -> Path:
+    return make_agent(tmp_path)
+
+
+@pytest.fixture
+def kernel(tmp_path: Path):
+    k = Kernel(cwd=tmp_path)
+    try:
+        yield k
+    finally:
+        k.shutdown()
