@@ -1,0 +1,235 @@
+"""The `cireil` command: scaffold, validate, inspect and call an agent's tools from a shell.
+
+Exit codes (contracts.md): 0 success; 1 a tool ran and reported `success: false`; 2 a usage or
+configuration error. User errors are one line on stderr, never a traceback. Each subcommand imports
+only what it needs, so `cireil --version` and `cireil init` stay quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from .runtime.errors import ConfigIssue
+
+OK, TOOL_FAILED, USAGE = 0, 1, 2
+
+
+class UsageFailure(Exception):
+    """A user error that ends the command with exit 2 and one line on stderr."""
+
+
+def _say(message: str, stream: TextIO | None = None) -> None:
+    print(message, file=stream or sys.stdout)
+
+
+def _fail(message: str) -> None:
+    print(f"cireil: error: {message}", file=sys.stderr)
+
+
+def _print_issues(issues: Sequence[ConfigIssue]) -> None:
+    for issue in issues:
+        print(str(issue), file=sys.stderr)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+# -- subcommands -------------------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from .runtime.scaffold import DirectoryNotEmptyError, init
+
+    try:
+        path = init(args.dir)
+    except DirectoryNotEmptyError as exc:
+        raise UsageFailure(str(exc)) from None
+    except OSError as exc:
+        raise UsageFailure(f"cannot create {args.dir}: {exc.strerror or exc}") from None
+    _say(f"created agent '{path.name}' in {path}")
+    example = '{"path": "/workspace"}'
+    _say("next steps:")
+    _say(f"  cireil dry-run {args.dir}")
+    _say(f"  cireil call {args.dir} list-dir '{example}'")
+    return OK
+
+
+def cmd_dry_run(args: argparse.Namespace) -> int:
+    from .runtime.agent import dry_run
+
+    report = dry_run(args.dir)
+    if args.json:
+        _say(_dump(report.as_dict()))
+        return OK if report.ok else USAGE
+    _print_issues(report.errors)
+    _print_issues(report.warnings)
+    if not report.ok:
+        counts = _plural(len(report.errors), "error")
+        if report.warnings:
+            counts += ", " + _plural(len(report.warnings), "warning")
+        print(f"{args.dir}: invalid agent ({counts})", file=sys.stderr)
+        return USAGE
+    names = ", ".join(t.name for t in report.tools) or "none"
+    _say(f"{report.directory.name}: valid agent at {report.directory}")
+    _say(f"enabled tools ({len(report.tools)}): {names}")
+    if report.warnings:
+        _say(_plural(len(report.warnings), "warning") + " (see above)")
+    return OK
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    from .runtime.agent import dry_run
+
+    report = dry_run(args.dir)
+    if not report.ok:
+        _print_issues(report.errors)
+        print(f"{args.dir}: invalid agent ({_plural(len(report.errors), 'error')})", file=sys.stderr)
+        return USAGE
+    if args.json:
+        _say(_dump([tool.as_dict() for tool in report.tools]))
+        return OK
+    if not report.tools:
+        _say("no tools are enabled (see config/tools.toml)")
+    for tool in report.tools:
+        _say(f"{tool.name}: {tool.description}")
+        for line in _describe_parameters(tool.parameters):
+            _say(f"    {line}")
+    return OK
+
+
+def _describe_parameters(schema: dict) -> list[str]:
+    properties: dict = schema.get("properties", {})
+    if not properties:
+        return ["(no parameters)"]
+    required = set(schema.get("required", ()))
+    lines = []
+    for name, prop in properties.items():
+        kind = prop.get("type", "any")
+        kind = "|".join(kind) if isinstance(kind, list) else kind
+        flag = "required" if name in required else "optional"
+        text = f"{name} ({kind}, {flag})"
+        if prop.get("description"):
+            text += f": {prop['description']}"
+        lines.append(text)
+    return lines
+
+
+def _read_arguments(raw: str | None) -> dict:
+    if raw is None:
+        return {}
+    if raw == "-":
+        raw = sys.stdin.read()
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise UsageFailure(f"arguments are not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageFailure('arguments must be a JSON object, e.g. \'{"path": "/workspace"}\'')
+    return value
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from .runtime.agent import Agent
+    from .runtime.errors import ConfigError, UnknownToolError
+    from .runtime.session import Session
+
+    arguments = _read_arguments(args.arguments)
+    try:
+        agent = Agent.load(args.dir, session=Session(id="cli:main", platform="remote"))
+    except ConfigError as exc:
+        _print_issues(exc.issues)
+        return USAGE
+    try:
+        result = agent.call(args.tool, arguments)
+    except UnknownToolError as exc:
+        raise UsageFailure(str(exc)) from None
+    except ConfigError as exc:  # tools.toml broke between load and the call
+        _print_issues(exc.issues)
+        return USAGE
+    finally:
+        agent.close()
+    for notice in result.notices:
+        print(f"cireil: {notice}", file=sys.stderr)
+    _say(_dump(result.data))
+    return OK if result.success else TOOL_FAILED
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from .runtime.config.migrate import migrate
+    from .runtime.errors import ConfigError
+
+    try:
+        result = migrate(args.dir)
+    except ConfigError as exc:
+        _print_issues(exc.issues)
+        return USAGE
+    except OSError as exc:
+        raise UsageFailure(f"cannot migrate {args.dir}: {exc.strerror or exc}") from None
+    _say(str(result))
+    return OK
+
+
+# -- parser ------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cireil",
+        description="Scaffold, validate and call the tools of a CireilClaw agent directory.",
+    )
+    parser.add_argument("--version", action="version", version=f"cireil {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = command("init", cmd_init, "create a working agent (the demo) in DIR, which must be new or empty")
+    p.add_argument("dir", metavar="DIR")
+
+    p = command("dry-run", cmd_dry_run, "validate every configuration file of the agent in DIR; list enabled tools")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print the full report as JSON")
+
+    p = command("tools", cmd_tools, "show the enabled tools: name, description and parameters")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print name, description and JSON Schema as JSON")
+
+    p = command("call", cmd_call, "run one tool as the agent would and print its result as JSON")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("tool", metavar="TOOL")
+    p.add_argument(
+        "arguments", metavar="JSON", nargs="?", help="the arguments as a JSON object, or - to read them from stdin"
+    )
+
+    p = command("migrate", cmd_migrate, "update config/tools.toml (str-replace -> edit), keeping a backup")
+    p.add_argument("dir", metavar="DIR")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and argparse's own usage errors
+        return exc.code if isinstance(exc.code, int) else USAGE
+    try:
+        return args.handler(args)
+    except UsageFailure as exc:
+        _fail(str(exc))
+        return USAGE
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,100 @@
+"""New agent directories from the demo agent that ships inside the package.
+
+`cireil init DIR` and `%cireil load --demo` both start from the same files, read through
+importlib.resources so that they work from a wheel, an editable install or a zip alike.
+Agent directories hold private notes, so everything created here is owner-only (reference §1.1).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import tempfile
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from .errors import CireilError
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+# pip byte-compiles every .py file it installs, the demo's sample script included; the caches are
+# an artefact of installation, not part of the agent.
+_SKIPPED = {"__pycache__"}
+
+
+class DirectoryNotEmptyError(CireilError):
+    """`init` was pointed at a directory that already holds files; nothing was written."""
+
+
+def demo_source() -> Traversable:
+    """The packaged demo agent."""
+    return files("cireil") / "demo"
+
+
+def init(directory: str | os.PathLike[str]) -> Path:
+    """Create a working agent in `directory` (created if missing) from the demo; returns its path.
+
+    Refuses a directory that exists and is not empty, so an agent is never half-overwritten.
+    """
+    target = Path(directory).expanduser().absolute()
+    if target.exists():
+        if not target.is_dir():
+            raise DirectoryNotEmptyError(f"{directory} exists and is not a directory")
+        if any(target.iterdir()):
+            raise DirectoryNotEmptyError(f"{directory} is not empty; choose a new or empty directory")
+        created = False
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.mkdir(mode=DIR_MODE)
+        created = True
+    try:
+        os.chmod(target, DIR_MODE)
+        _copy_tree(demo_source(), target)
+    except BaseException:
+        # A half-written agent would fail dry-run in confusing ways; leave things as they were.
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            for child in target.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def _copy_tree(source: Traversable, target: Path) -> None:
+    for entry in source.iterdir():
+        if entry.name in _SKIPPED:
+            continue
+        dest = target / entry.name
+        if entry.is_dir():
+            dest.mkdir(mode=DIR_MODE)
+            os.chmod(dest, DIR_MODE)  # mkdir's mode is filtered by the umask; the agent's is not
+            _copy_tree(entry, dest)
+        else:
+            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(entry.read_bytes())
+            os.chmod(dest, FILE_MODE)
+
+
+def copy_demo() -> Path:
+    """A fresh, writable copy of the demo at `<tmp>/demo` (so its slug is "demo"); returns its path.
+
+    The copy is a scratch space: it is removed when the process that made it exits.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="cireil-demo-"))
+    atexit.register(_remove_scratch, scratch, os.getpid())
+    return init(scratch / "demo")
+
+
+def _remove_scratch(scratch: Path, owner_pid: int) -> None:
+    # A forked child inherits atexit handlers; only the process that made the copy may remove it.
+    if os.getpid() == owner_pid:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(scratch)

@@ -1,0 +1,265 @@
+"""The `cireil` command: every subcommand, its output and its exit code (contracts.md, "Command line")."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cireil
+from cireil.cli import main
+from conftest import make_agent
+
+CIREIL = str(Path(sys.executable).with_name("cireil"))
+
+
+def run(*args: str, cwd: Path, stdin: str | None = None, module: bool = False) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "cireil", *args] if module else [CIREIL, *args]
+    return subprocess.run(command, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# -- real processes: the console script and `python -m cireil` -----------------------------------------
+
+
+@pytest.mark.parametrize("module", [False, True], ids=["console-script", "python-m"])
+def test_version(tmp_path: Path, module: bool) -> None:
+    proc = run("--version", cwd=tmp_path, module=module)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"cireil {cireil.__version__}"
+
+
+@pytest.mark.parametrize("module", [False, True], ids=["console-script", "python-m"])
+def test_init_dry_run_and_call_end_to_end(tmp_path: Path, module: bool) -> None:
+    proc = run("init", "wren", cwd=tmp_path, module=module)
+    assert proc.returncode == 0, proc.stderr
+    assert "created agent 'wren'" in proc.stdout
+
+    proc = run("dry-run", "wren", cwd=tmp_path, module=module)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert "enabled tools (3): list-dir, write, session-info" in proc.stdout
+
+    proc = run("call", "wren", "list-dir", '{"path": "/workspace"}', cwd=tmp_path, module=module)
+    assert proc.returncode == 0, proc.stderr
+    assert {"name": "garden-handbook.md", "type": "file"} in json.loads(proc.stdout)["entries"]
+
+    proc = run(
+        "call", "wren", "write", "-", cwd=tmp_path, module=module, stdin='{"path": "/memories/x.md", "content": "hi"}'
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"path": "/memories/x.md", "success": True}
+    assert (tmp_path / "wren" / "memories" / "x.md").read_text() == "hi"
+
+
+def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    make_agent(tmp_path, name="a")
+    cases = [
+        (["call", "a", "lst-dir"], "cireil: error: tool 'lst-dir' is unknown for agent 'a' (did you mean 'list-dir'?)"),
+        (["call", "a", "list-dir", "{oops"], "cireil: error: arguments are not valid JSON"),
+        (["call", "missing", "list-dir"], "missing: agent directory does not exist"),
+    ]
+    for args, start in cases:
+        proc = run(*args, cwd=tmp_path)
+        assert proc.returncode == 2
+        assert proc.stdout == ""
+        assert proc.stderr.startswith(start), proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in proc.stderr
+
+
+def test_importing_the_cli_loads_nothing_heavy() -> None:
+    code = (
+        "import sys, cireil.cli; "
+        "print(sorted(m for m in sys.modules if m.startswith(('cireil', 'tomlkit', 'yaml', 'IPython', 'httpx'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "['cireil', 'cireil.cli']"
+
+
+# -- usage ---------------------------------------------------------------------------------------------
+
+
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(capsys)
+    assert code == 2
+    assert "usage: cireil" in err
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "--help")
+    assert code == 0
+    for command in ("init", "dry-run", "tools", "call", "migrate"):
+        assert command in out
+
+
+def test_missing_argument_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(capsys, "call", "somewhere")
+    assert code == 2
+    assert "TOOL" in err
+
+
+# -- init ----------------------------------------------------------------------------------------------
+
+
+def test_init_refuses_non_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "x.txt").write_text("mine")
+    code, out, err = cli(capsys, "init", str(tmp_path))
+    assert (code, out) == (2, "")
+    assert err == f"cireil: error: {tmp_path} is not empty; choose a new or empty directory\n"
+
+
+# -- dry-run -------------------------------------------------------------------------------------------
+
+
+def test_dry_run_valid(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "dry-run", str(agent_dir))
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        f"testagent: valid agent at {agent_dir}",
+        "enabled tools (3): list-dir, write, session-info",
+    ]
+
+
+def test_dry_run_prints_every_error_as_file_line_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = make_agent(tmp_path, "list-dir = true\nreed = true\nexec = 5\n")
+    (agent / "config" / "sandbox.toml").write_text('backend = "docker"\n')
+    code, out, err = cli(capsys, "dry-run", str(agent))
+    assert (code, out) == (2, "")
+    lines = err.splitlines()
+    assert "config/sandbox.toml:1: backend must be 'bwrap' or 'none', not 'docker'" in lines
+    assert "config/tools.toml:2: unknown tool 'reed' (did you mean 'read'?)" in lines
+    assert "config/tools.toml:3: 'exec' must be true, false or a table, not 5" in lines
+    assert lines[-1] == f"{agent}: invalid agent (3 errors)"
+
+
+def test_dry_run_shows_warnings_and_still_passes(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (agent_dir / "blocks" / "soul.md").write_text("no frontmatter\n")
+    code, out, err = cli(capsys, "dry-run", str(agent_dir))
+    assert code == 0
+    assert err.startswith("blocks/soul.md:1: warning: invalid frontmatter")
+    assert "1 warning (see above)" in out
+
+
+def test_dry_run_json(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "dry-run", str(agent_dir), "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report == cireil.dry_run(agent_dir).as_dict()
+    assert report["ok"] is True
+    assert [t["name"] for t in report["tools"]] == ["list-dir", "write", "session-info"]
+
+    (agent_dir / "config" / "tools.toml").write_text("list-dir = maybe\n")
+    code, out, _ = cli(capsys, "dry-run", str(agent_dir), "--json")
+    report = json.loads(out)
+    assert code == 2
+    assert report["ok"] is False
+    assert report["errors"][0]["file"] == "config/tools.toml"
+    assert report["errors"][0]["line"] == 1
+
+
+# -- tools ---------------------------------------------------------------------------------------------
+
+
+def test_tools_json_gives_name_description_and_schema(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "tools", str(agent_dir), "--json")
+    assert code == 0
+    tools = {t["name"]: t for t in json.loads(out)}
+    assert list(tools) == ["list-dir", "write", "session-info"]
+    agent = cireil.load(agent_dir)
+    for tool in agent.tools:
+        assert tools[tool.name]["description"] == tool.description
+        assert tools[tool.name]["parameters"] == tool.parameters
+    assert tools["write"]["parameters"]["type"] == "object"
+    assert set(tools["write"]["parameters"]["required"]) == {"path", "content"}
+
+
+def test_tools_human(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "tools", str(agent_dir))
+    assert code == 0
+    assert out.startswith("list-dir: List the entries")
+    assert "    path (string, required): Absolute sandbox path of the directory" in out
+    assert "session-info: Describe the current session" in out
+    assert "    (no parameters)" in out
+
+
+def test_tools_on_invalid_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = make_agent(tmp_path, "str-replace = true\n")
+    code, out, err = cli(capsys, "tools", str(agent), "--json")
+    assert (code, out) == (2, "")
+    assert err.startswith("config/tools.toml:1: 'str-replace' was removed in 2.0")
+    assert "cireil migrate" in err
+
+
+# -- call ----------------------------------------------------------------------------------------------
+
+
+def test_call_prints_the_result_dict(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "call", str(agent_dir), "session-info")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {"platform": "remote", "session_id": "cli:main", "success": True}
+
+
+def test_call_accepts_underscores_for_hyphens(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "call", str(agent_dir), "list_dir", '{"path": "/workspace/docs"}')
+    assert code == 0
+    assert json.loads(out)["entries"] == [{"name": "guide.md", "type": "file"}]
+
+
+def test_call_reads_arguments_from_stdin(
+    agent_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"path": "/workspace/new.txt", "content": "from stdin"}'))
+    code, _, _ = cli(capsys, "call", str(agent_dir), "write", "-")
+    assert code == 0
+    assert (agent_dir / "workspace" / "new.txt").read_text() == "from stdin"
+
+
+def test_call_failure_result_exits_1(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "call", str(agent_dir), "list-dir", '{"path": "/etc"}')
+    assert code == 1
+    result = json.loads(out)
+    assert result["success"] is False
+    assert "outside the sandbox" in result["error"]
+    assert str(agent_dir) not in out  # host paths never reach the agent
+
+
+def test_call_parameter_error_is_a_result(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "call", str(agent_dir), "list-dir")
+    assert code == 1
+    assert json.loads(out)["success"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["read"], "cireil: error: tool 'read' is not enabled in config/tools.toml for agent 'testagent'"),
+        (["lisdir"], "cireil: error: tool 'lisdir' is unknown for agent 'testagent' (did you mean 'list-dir'?)"),
+        (["list-dir", "[1, 2]"], "cireil: error: arguments must be a JSON object"),
+        (["list-dir", '"/workspace"'], "cireil: error: arguments must be a JSON object"),
+        (["list-dir", "{'path': 1}"], "cireil: error: arguments are not valid JSON"),
+    ],
+)
+def test_call_usage_errors_exit_2(agent_dir: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str):
+    code, out, err = cli(capsys, "call", str(agent_dir), *args)
+    assert (code, out) == (2, "")
+    assert err.startswith(message)
+    assert len(err.splitlines()) == 1
+
+
+def test_call_on_broken_config_exits_2_with_every_error(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (agent_dir / "config" / "tools.toml").write_text("list-dir = true\nwrte = true\nexec = { timeout = 5 }\n")
+    code, out, err = cli(capsys, "call", str(agent_dir), "list-dir", '{"path": "/workspace"}')
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "config/tools.toml:2: unknown tool 'wrte' (did you mean 'write'?)",
+        "config/tools.toml:3: 'exec.timeout' must be at least 1000 milliseconds, not 5",
+    ]
