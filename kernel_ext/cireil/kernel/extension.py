@@ -1,0 +1,62 @@
+"""`%load_ext cireil` / `%unload_ext cireil`: register the `%cireil` magic and one hook, and take them back.
+
+Loading stays cheap (no widgets, no HTTP client, no agent): everything heavier waits for the first
+subcommand. Unloading removes every magic and hook registered here, closes the agent and stops the
+runtime's event-loop thread, so `%reload_ext cireil` starts from a clean slate.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from . import magictable
+from .magics import CireilMagics
+
+if TYPE_CHECKING:
+    from ..runtime.agent import Agent
+
+MAGIC = "cireil"
+
+# id(shell) -> (controller, the %cireil function registered for it)
+_LOADED: dict[int, tuple[CireilMagics, Any]] = {}
+
+
+def load_ipython_extension(ip: Any) -> None:
+    if id(ip) in _LOADED:
+        return
+    taken = magictable.clash(ip, MAGIC, ("line",))
+    if taken is not None:
+        print(f"cireil: not loaded: {taken} already exists and cireil never replaces a magic", file=sys.stderr)
+        return
+    controller = CireilMagics(ip)
+
+    def cireil(line: str) -> None:
+        return controller(line)
+
+    cireil.__doc__ = controller.__call__.__doc__
+    magictable.add(ip, MAGIC, cireil, cell=False)
+    ip.events.register("pre_run_cell", controller.pre_run_cell)
+    _LOADED[id(ip)] = (controller, cireil)
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    from ..runtime.loop import RUNTIME
+
+    entry = _LOADED.pop(id(ip), None)
+    if entry is not None:
+        controller, fn = entry
+        ip.events.unregister("pre_run_cell", controller.pre_run_cell)
+        magictable.remove(ip, MAGIC, fn)
+        controller.close()
+    RUNTIME.stop()
+
+
+def current_agent(ip: Any | None = None) -> Agent | None:
+    """The agent `%cireil load` loaded in this shell (the running one by default), if any."""
+    if ip is None:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    entry = _LOADED.get(id(ip))
+    return entry[0].agent if entry else None

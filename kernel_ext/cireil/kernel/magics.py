@@ -1,0 +1,215 @@
+"""`%cireil SUBCOMMAND ...`: load an agent and look at it. One method per subcommand.
+
+The controller also owns the agent of the shell and its tool magics (toolmagics.py), and re-syncs
+them after every subcommand, since each may have changed the enabled tools.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.display import display
+
+from ..runtime.errors import CireilError
+from .toolargs import tokenize
+from .toolmagics import ToolMagics
+from .views import DryRunView, HelpText, SessionCard, ToolTable
+
+if TYPE_CHECKING:
+    from ..runtime.agent import Agent
+    from ..runtime.tool import Tool
+
+# (usage, what it does), in the order `%cireil help` lists them: only what works in this version
+HELP = [
+    ("load DIR [--tools VAR]", "load the agent directory DIR; VAR names a list of cireil.Tool to add"),
+    ("load --demo [--tools VAR]", "load a fresh copy of the bundled demo agent"),
+    ("tools", "the enabled tools: magic, origin, description"),
+    ("dry-run [DIR]", "validate the configuration: every problem as FILE:LINE: message"),
+    ("restart", "re-read the whole configuration, as a fresh load would"),
+    ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
+    ("session", "the session tool calls belong to"),
+    ("help", "this list"),
+]
+HELP_FOOTER = [
+    "Each enabled tool is a magic %cireil_<tool> ('-' becomes '_'); arguments as",
+    '  a JSON object          %cireil_write {"path": "/workspace/a.txt", "content": "hi"}',
+    "  key=value pairs        %cireil_write path=/workspace/a.txt content=hi",
+    "  a bare main argument   %cireil_list_dir /workspace",
+    "Tools with a body (write content, ...) also have a cell form: %%cireil_write /workspace/a.txt",
+    "`%cireil_<tool>?` shows a tool's parameters.",
+]
+
+
+def _no_args(args: list[str], usage: str) -> None:
+    if args:
+        raise UsageError(f"unexpected argument {args[0]!r}; usage: %cireil {usage}")
+
+
+class CireilMagics:
+    """The state of the extension in one shell: the loaded agent, its magics, the subcommands."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.agent: Agent | None = None
+        self.tool_magics = ToolMagics(shell, lambda: self.agent)
+        self._subcommands: dict[str, Callable[[list[str]], None]] = {
+            "load": self.load,
+            "tools": self.tools,
+            "dry-run": self.dry_run,
+            "restart": self.restart,
+            "ui": self.ui,
+            "session": self.session,
+            "help": self.help,
+        }
+
+    # -- the %cireil magic --------------------------------------------------------------------
+    def __call__(self, line: str) -> None:
+        """%cireil SUBCOMMAND [ARGS]: load an agent and inspect it; `%cireil help` lists the subcommands."""
+        words = [t.text for t in tokenize(line)]
+        if not words:
+            self.help([])
+            return
+        name, args = words[0], words[1:]
+        handler = self._subcommands.get(name)
+        if handler is None:
+            close = difflib.get_close_matches(name, self._subcommands, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise UsageError(f"unknown subcommand '{name}'{hint}; `%cireil help` lists them")
+        try:
+            handler(args)
+        except CireilError as exc:
+            raise UsageError(str(exc)) from None
+        finally:
+            self.tool_magics.sync_quietly()
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        """Before every cell: follow tools.toml edits so the cell sees the current magics."""
+        if self.agent is not None:
+            self.tool_magics.sync_quietly()
+
+    def close(self) -> None:
+        self.tool_magics.clear()
+        if self.agent is not None:
+            self.agent.close()
+            self.agent = None
+
+    def require_agent(self) -> Agent:
+        if self.agent is None:
+            raise UsageError("no agent is loaded: run `%cireil load DIR` (or `%cireil load --demo`) first")
+        return self.agent
+
+    def _fresh_agent(self) -> Agent:
+        """The agent with tools.toml re-read; a broken file is an error here rather than a stale view."""
+        agent = self.require_agent()
+        if not agent.refresh_quietly():  # quietly: change notices stay for the next call's result
+            agent.refresh()  # raises the ConfigError, naming file and line
+        return agent
+
+    # -- subcommands --------------------------------------------------------------------------
+    def load(self, args: list[str]) -> None:
+        directory, demo, tools_var = None, False, None
+        words = iter(args)
+        for word in words:
+            if word == "--demo":
+                demo = True
+            elif word == "--tools" or word.startswith("--tools="):
+                tools_var = word.partition("=")[2] if "=" in word else next(words, "")
+                if not tools_var or tools_var.startswith("-"):
+                    raise UsageError("--tools needs the name of a variable holding a list of cireil.Tool")
+            elif word.startswith("-"):
+                raise UsageError(f"unknown option {word!r}; usage: %cireil load DIR|--demo [--tools VAR]")
+            elif directory is not None:
+                raise UsageError(f"one directory only (got {directory!r} and {word!r})")
+            else:
+                directory = word
+        if demo == (directory is not None):
+            raise UsageError("usage: %cireil load DIR [--tools VAR]  or  %cireil load --demo [--tools VAR]")
+        extra = self._user_tools(tools_var) if tools_var else []
+        if demo:
+            directory = self._demo_copy()
+        from ..runtime.agent import Agent
+
+        try:
+            agent = Agent.load(directory, tools=extra)
+        except ValueError as exc:  # two Python tools with one name, or one named like a built-in
+            raise UsageError(f"--tools {tools_var}: {exc}") from None
+        if self.agent is not None:
+            self.agent.close()
+        self.agent = agent
+        self.tool_magics.sync()
+        self._print_loaded(agent)
+
+    def tools(self, args: list[str]) -> None:
+        _no_args(args, "tools")
+        agent = self._fresh_agent()
+        self.tool_magics.sync()
+        display(ToolTable(agent.slug, agent.tools, dict(self.tool_magics.refused)))
+
+    def dry_run(self, args: list[str]) -> None:
+        if len(args) > 1:
+            raise UsageError("usage: %cireil dry-run [DIR]")
+        if args:
+            from ..runtime.agent import dry_run
+
+            report = dry_run(args[0])
+        else:
+            report = self.require_agent().dry_run()
+        display(DryRunView(report))
+
+    def restart(self, args: list[str]) -> None:
+        _no_args(args, "restart")
+        agent = self.require_agent()
+        agent.restart()
+        self.tool_magics.sync()
+        self._print_loaded(agent, verb="restarted")
+
+    def ui(self, args: list[str]) -> None:
+        if len(args) > 1:
+            raise UsageError("usage: %cireil ui [TOOL]")
+        agent = self._fresh_agent()
+        from .forms import palette, tool_form  # ipywidgets loads only when a form is shown
+
+        display(tool_form(agent, agent.tool(args[0]).name) if args else palette(agent))
+
+    def session(self, args: list[str]) -> None:
+        if args:
+            raise UsageError("`%cireil session` takes no argument yet: switching sessions is not available")
+        agent = self.require_agent()
+        display(SessionCard(agent.slug, agent.session))
+
+    def help(self, args: list[str]) -> None:
+        _no_args(args, "help")
+        display(HelpText(HELP, HELP_FOOTER))
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _user_tools(self, name: str) -> list[Tool]:
+        from ..runtime.tool import Tool
+
+        if name not in self.shell.user_ns:
+            raise UsageError(f"--tools: no variable '{name}' in the notebook's namespace")
+        value = self.shell.user_ns[name]
+        tools = [value] if isinstance(value, Tool) else value
+        if not isinstance(tools, (list, tuple)) or not all(isinstance(t, Tool) for t in tools):
+            raise UsageError(f"--tools: '{name}' must be a cireil.Tool or a list of them")
+        return list(tools)
+
+    @staticmethod
+    def _demo_copy() -> str:
+        from ..runtime.scaffold import copy_demo
+
+        return str(copy_demo())
+
+    def _print_loaded(self, agent: Agent, verb: str = "loaded") -> None:
+        registered = set(self.tool_magics.names)
+        shown = [
+            ("%%" if t.body_arg else "%") + t.magic_name if t.magic_name in registered else f"{t.name} (no magic)"
+            for t in agent.tools
+        ]
+        print(f"cireil: {verb} agent '{agent.slug}' from {agent.directory}")
+        print(f"tools: {'  '.join(shown) or 'none enabled'}")
+        for warning in agent.warnings:
+            print(warning, file=sys.stderr)

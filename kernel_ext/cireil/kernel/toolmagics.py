@@ -1,0 +1,141 @@
+"""One `%cireil_<tool>` magic per enabled tool, kept in step with the agent's tools.toml.
+
+The set is re-synced whenever `agent.generation` moves (the enabled set changed) or another agent is
+loaded. A name some other magic already uses is refused with a message, never replaced.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import no_var_expand
+
+from ..runtime.errors import CireilError
+from . import magictable
+from .toolargs import parse_args, string_params
+from .views import magic_usage
+
+if TYPE_CHECKING:
+    from ..runtime.agent import Agent
+    from ..runtime.result import ToolResult
+    from ..runtime.tool import Tool
+
+
+@dataclass(frozen=True)
+class _Registered:
+    tool: Tool
+    fn: Callable[..., Any]
+
+
+def usage_doc(tool: Tool) -> str:
+    """The docstring `%cireil_<tool>?` shows: forms of the call, the description, the parameters."""
+    schema = tool.parameters
+    required = set(schema.get("required", []))
+    main = f" {tool.main_arg.upper()}" if tool.main_arg else ""
+    lines = [f"%{tool.magic_name}{main} [key=value ...]   or   %{tool.magic_name} {{JSON object}}"]
+    if tool.body_arg:
+        lines.append(f"{magic_usage(tool)} [key=value ...]   with the cell body as `{tool.body_arg}`")
+    lines += ["", tool.description, "", "Parameters:"]
+    for name, spec in schema.get("properties", {}).items():
+        kind = spec.get("type") or "any"
+        flag = "required" if name in required else "optional"
+        lines.append(f"  {name} ({kind}, {flag}){': ' + spec['description'] if spec.get('description') else ''}")
+    if not schema.get("properties"):
+        lines.append("  (none)")
+    return "\n".join(lines)
+
+
+class ToolMagics:
+    """The tool magics of one shell."""
+
+    def __init__(self, shell: Any, current_agent: Callable[[], Agent | None]) -> None:
+        self._shell = shell
+        self._agent = current_agent
+        self._registered: dict[str, _Registered] = {}  # magic name -> what we put there
+        self.refused: dict[str, str] = {}  # tool name -> the magic that already had its name
+        self._synced: tuple[Agent | None, int] = (None, -1)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._registered)
+
+    def sync(self) -> None:
+        """Make the registered magics match the enabled tools; cheap when nothing changed."""
+        agent = self._agent()
+        tools: list[Tool] = []
+        generation = -1
+        if agent is not None:
+            tools = agent.tools  # a stat per config file; re-reads tools.toml only when it changed
+            generation = agent.generation
+        if self._synced[0] is agent and self._synced[1] == generation:
+            return
+        wanted = {tool.magic_name: tool for tool in tools}
+        for name, entry in list(self._registered.items()):
+            tool = wanted.get(name)
+            if tool is not entry.tool:  # disabled, or another agent's tool of the same name
+                magictable.remove(self._shell, name, entry.fn)
+                del self._registered[name]
+        refused: dict[str, str] = {}
+        for name, tool in wanted.items():
+            if name in self._registered:
+                continue
+            cell = tool.body_arg is not None
+            taken = magictable.clash(self._shell, name, ("line", "cell") if cell else ("line",))
+            if taken is not None:
+                if self.refused.get(tool.name) != taken:  # say it once, not at every sync
+                    print(
+                        f"cireil: tool '{tool.name}' gets no magic: {taken} already exists and cireil never "
+                        f"replaces a magic; use `%cireil ui {tool.name}` to call it",
+                        file=sys.stderr,
+                    )
+                refused[tool.name] = taken
+                continue
+            fn = self._make(tool)
+            magictable.add(self._shell, name, fn, cell=cell)
+            self._registered[name] = _Registered(tool, fn)
+        self.refused = refused
+        self._synced = (agent, generation)
+
+    def clear(self) -> None:
+        for name, entry in self._registered.items():
+            magictable.remove(self._shell, name, entry.fn)
+        self._registered.clear()
+        self.refused.clear()
+        self._synced = (None, -1)
+
+    def _make(self, tool: Tool) -> Callable[..., Any]:
+        def magic(line: str, cell: str | None = None) -> ToolResult:
+            return self.call(tool, line, cell)
+
+        magic.__name__ = magic.__qualname__ = tool.magic_name
+        magic.__doc__ = usage_doc(tool)
+        return no_var_expand(magic)  # `$` and `{}` are the tool's business, not the namespace's
+
+    def call(self, tool: Tool, line: str, body: str | None) -> ToolResult:
+        agent = self._agent()
+        if agent is None:
+            raise UsageError("no agent is loaded: run `%cireil load DIR` first")
+        args = parse_args(line, main_arg=tool.main_arg, strings=string_params(tool.parameters), tool=tool.magic_name)
+        if body is not None and tool.body_arg is not None:
+            if tool.body_arg in args:
+                raise UsageError(f"{tool.body_arg} is given twice: in the magic's line and as the cell body")
+            args[tool.body_arg] = body
+        try:
+            result = agent.call(tool.name, args)
+        except CireilError as exc:
+            raise UsageError(str(exc)) from None
+        finally:
+            # the call re-read tools.toml; follow it so the next cell sees the right magics
+            self.sync_quietly()
+        return result
+
+    def sync_quietly(self) -> None:
+        """sync() for hooks and cleanup paths: a failure here must not mask the cell's own outcome."""
+        try:
+            self.sync()
+        except Exception as exc:  # never let bookkeeping break a cell
+            print(f"cireil: could not update the tool magics: {exc}", file=sys.stderr)

@@ -1,0 +1,163 @@
+"""What the `%cireil` subcommands show: small display objects, text/plain always plus scoped HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+
+if TYPE_CHECKING:
+    from ..runtime.agent import DryRunReport
+    from ..runtime.errors import ConfigIssue
+    from ..runtime.session import Session
+    from ..runtime.tool import Tool
+
+_CELL = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left;vertical-align:top"
+
+
+class _View:
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def html(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def _first_sentence(text: str, limit: int = 90) -> str:
+    head = text.split(". ", 1)[0].rstrip(".")
+    return head if len(head) <= limit else head[: limit - 1] + "…"
+
+
+def magic_usage(tool: Tool) -> str:
+    """How the tool's magic is written, e.g. `%cireil_list_dir PATH` or `%%cireil_write PATH` + body."""
+    main = f" {tool.main_arg.upper()}" if tool.main_arg else ""
+    if tool.body_arg:
+        return f"%%{tool.magic_name}{main}"
+    return f"%{tool.magic_name}{main}"
+
+
+@dataclass
+class ToolTable(_View):
+    """`%cireil tools`: every enabled tool, how to call it, where it comes from, what it does."""
+
+    slug: str
+    tools: list[Tool]
+    refused: dict[str, str]  # tool name -> the existing magic that kept its own from being registered
+
+    def _magic(self, tool: Tool) -> str:
+        taken = self.refused.get(tool.name)
+        return f"(not registered: {taken} exists)" if taken else magic_usage(tool)
+
+    def text(self) -> str:
+        if not self.tools:
+            return f"agent '{self.slug}': no tools enabled (config/tools.toml)"
+        rows = [(t.name, self._magic(t), t.origin, _first_sentence(t.description)) for t in self.tools]
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        lines = [f"agent '{self.slug}': {len(rows)} enabled tool{'s' if len(rows) != 1 else ''}"]
+        lines += [f"  {n:<{widths[0]}}  {m:<{widths[1]}}  {o:<{widths[2]}}  {d}" for n, m, o, d in rows]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        if not self.tools:
+            return frame("tools", f'<span style="color:{FG_DIM}">no tools enabled</span>', title=esc(self.slug))
+        head = "".join(f'<th style="{_CELL}">{h}</th>' for h in ("tool", "magic", "origin", "description"))
+        rows = "".join(
+            f'<tr><td style="{_CELL};font-weight:600">{esc(t.name)}</td>'
+            f'<td style="{_CELL};font-family:{MONO};color:{WARN if t.name in self.refused else "inherit"}">'
+            f"{esc(self._magic(t))}</td>"
+            f'<td style="{_CELL};color:{FG_DIM}">{esc(t.origin)}</td>'
+            f'<td style="{_CELL}">{esc(t.description)}</td></tr>'
+            for t in self.tools
+        )
+        table = f'<table style="border-collapse:collapse"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+        return frame("tools", table, title=f"{esc(self.slug)} · {len(self.tools)} enabled tools")
+
+
+@dataclass
+class DryRunView(_View):
+    """`%cireil dry-run`: every problem as FILE:LINE: message, then the tools that would be enabled."""
+
+    report: DryRunReport
+
+    def _lines(self, issues: list[ConfigIssue]) -> list[str]:
+        return [str(issue) for issue in issues]
+
+    def _summary(self) -> str:
+        r = self.report
+        if not r.ok:
+            return f"invalid: {len(r.errors)} error{'s' if len(r.errors) != 1 else ''}"
+        names = ", ".join(t.name for t in r.tools) or "none"
+        return f"valid: tools enabled: {names}"
+
+    def text(self) -> str:
+        lines = [f"dry-run {self.report.directory}"]
+        lines += self._lines(self.report.errors) + self._lines(self.report.warnings)
+        lines.append(self._summary())
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        items = [
+            f'<div style="color:{ERROR};font-family:{MONO}">✖ {esc(line)}</div>'
+            for line in self._lines(self.report.errors)
+        ]
+        items += [
+            f'<div style="color:{WARN};font-family:{MONO}">⚠ {esc(line)}</div>'
+            for line in self._lines(self.report.warnings)
+        ]
+        colour = OK if self.report.ok else ERROR
+        items.append(f'<div style="color:{colour};margin-top:4px;font-weight:600">{esc(self._summary())}</div>')
+        title = f'dry-run <code style="font-family:{MONO}">{esc(self.report.directory)}</code>'
+        return frame("dry-run", "".join(items), title=title, failed=not self.report.ok)
+
+
+@dataclass
+class SessionCard(_View):
+    """`%cireil session`: which session tool calls belong to."""
+
+    slug: str
+    session: Session
+
+    def text(self) -> str:
+        return f"session {self.session.id} (platform {self.session.platform}) of agent '{self.slug}'"
+
+    def html(self) -> str:
+        rows = "".join(
+            f'<tr><td style="color:{FG_DIM};padding:1px 10px 1px 0">{k}</td>'
+            f'<td style="font-family:{MONO}">{esc(v)}</td></tr>'
+            for k, v in (("agent", self.slug), ("session", self.session.id), ("platform", self.session.platform))
+        )
+        return frame("session", f"<table><tbody>{rows}</tbody></table>", title="session")
+
+
+@dataclass
+class HelpText(_View):
+    """`%cireil help`: the subcommands that work in this version and the forms of a tool magic."""
+
+    subcommands: list[tuple[str, str]]
+    footer: list[str]
+
+    def text(self) -> str:
+        width = max(len(usage) for usage, _ in self.subcommands)
+        lines = ["%cireil subcommands:"]
+        lines += [f"  %cireil {usage:<{width}}  {what}" for usage, what in self.subcommands]
+        return "\n".join([*lines, "", *self.footer])
+
+    def html(self) -> str:
+        rows = "".join(
+            f'<tr><td style="{_CELL};font-family:{MONO};white-space:nowrap">%cireil {esc(usage)}</td>'
+            f'<td style="{_CELL}">{esc(what)}</td></tr>'
+            for usage, what in self.subcommands
+        )
+        foot = "".join(
+            f'<div style="font-family:{MONO};white-space:pre-wrap">{esc(line)}</div>' for line in self.footer
+        )
+        table = f'<table style="border-collapse:collapse"><tbody>{rows}</tbody></table>'
+        body = f'{table}<div style="margin-top:6px">{foot}</div>'
+        return frame("help", body, title="cireil")
