@@ -18,7 +18,18 @@ if TYPE_CHECKING:
     from .runtime.agent import Agent, DryRunReport
     from .runtime.tool import Tool
 
-__all__ = ["Agent", "ConfigError", "ToolError", "__version__", "dry_run", "load", "load_demo"]
+__all__ = [
+    "Agent",
+    "ConfigError",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "__version__",
+    "current_agent",
+    "dry_run",
+    "load",
+    "load_demo",
+]
 
 
 def load(path: Any, *, tools: Iterable[Tool] = ()) -> Agent:
@@ -44,6 +55,13 @@ def dry_run(path: Any, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     from .runtime.agent import dry_run as _dry_run
 
     return _dry_run(path, tools=tools)
+
+
+def current_agent() -> Agent | None:
+    """The agent `%cireil load` loaded in the running IPython shell, so magics and Python share it."""
+    from .kernel.extension import current_agent as _current
+
+    return _current()
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 _VIEWS = {
     "list-dir": "list_dir",
     "session-info": "session_info",
+    "write": "write",
 }
 
 
