@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .html import code_block, frame, json_text, notices_html
+from .html import code_block, esc, frame, json_text, notices_html
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -31,7 +31,7 @@ def _view(tool: str):
 
 def generic(result: ToolResult) -> tuple[str, str]:
     text = json_text(result.data)
-    return text, frame(result.tool, code_block(text), title=f"{result.tool}")
+    return text, frame(result.tool, code_block(text), title=esc(result.tool))
 
 
 def result_bundle(result: ToolResult) -> dict[str, Any]:

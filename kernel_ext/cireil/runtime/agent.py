@@ -1,6 +1,6 @@
 """Agent: one loaded agent directory, its validated configuration, and calls to its tools.
 
-Every call is a turn: at its start the configuration files are checked (a `stat` each) and
+Every call is a turn: at its start the configuration files are checked (a small read each) and
 re-read when they changed, so an edit to tools.toml applies to the next call while a call in
 progress keeps the tool set it started with. A broken edit makes calls fail with the ConfigError
 until the file is fixed; nothing has to be restarted.
@@ -9,7 +9,7 @@ until the file is fixed; nothing has to be restarted.
 from __future__ import annotations
 
 import difflib
-import os
+import hashlib
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -33,12 +33,14 @@ from .tool import Tool, ToolContext, execute
 _WATCHED = (TOOLS_FILE, SANDBOX_FILE)
 
 
-def _fingerprint(directory: Path, rel: str) -> tuple | None:
+def _fingerprint(directory: Path, rel: str) -> bytes | None:
+    """What the file holds, in short. Content, not mtime: timestamps are as coarse as a kernel tick,
+    so two quick edits of the same size would otherwise look like no change at all."""
     try:
-        st = os.stat(directory / rel)
+        data = (directory / rel).read_bytes()
     except FileNotFoundError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 @dataclass
@@ -49,7 +51,7 @@ class Snapshot:
     sandbox: SandboxConfig
     mcp_servers: list[McpServer]
     tools: dict[str, Tool]  # enabled tools, in tools.toml order
-    fingerprints: dict[str, tuple | None]
+    fingerprints: dict[str, bytes | None]
     warnings: list[ConfigIssue] = field(default_factory=list)
 
 
@@ -102,6 +104,9 @@ def _content_warnings(layout: AgentLayout) -> list[ConfigIssue]:
         except FileNotFoundError:
             out.append(ConfigIssue(rel, None, "missing: agent turns need all five base blocks", severity="warning"))
             continue
+        except (OSError, UnicodeDecodeError) as exc:  # a directory, unreadable, not UTF-8: warn, never crash
+            out.append(ConfigIssue(rel, None, f"cannot be read: {exc}", severity="warning"))
+            continue
         try:
             frontmatter.parse(text, frontmatter.BLOCK)
         except frontmatter.FrontmatterError as exc:
@@ -112,18 +117,24 @@ def _content_warnings(layout: AgentLayout) -> list[ConfigIssue]:
             rel = skill_file.relative_to(d).as_posix()
             try:
                 frontmatter.parse(skill_file.read_text(encoding="utf-8"), frontmatter.SKILL)
-            except (frontmatter.FrontmatterError, UnicodeDecodeError) as exc:
+            except (frontmatter.FrontmatterError, UnicodeDecodeError, OSError) as exc:
                 out.append(ConfigIssue(rel, 1, f"invalid frontmatter, skill omitted: {exc}", severity="warning"))
     return out
 
 
 def read_config(
-    layout: AgentLayout, *, with_content: bool = True, extra_tools: Mapping[str, Tool] | None = None
+    layout: AgentLayout,
+    *,
+    with_content: bool = True,
+    extra_tools: Mapping[str, Tool] | None = None,
+    mcp_servers: list[McpServer] | None = None,
 ) -> tuple[Snapshot | None, list[ConfigIssue]]:
     """Read and validate every configuration file; all problems are collected, none is raised.
 
     `extra_tools` are tools defined in Python by the caller (a notebook, a test); like plugin
     tools they are enabled only when tools.toml names them, and they never replace a built-in.
+    `mcp_servers`, when given, are the servers discovered at load: mcp.toml is then not read again
+    (a change to it needs a restart, spec "Reload").
     """
     issues: list[ConfigIssue] = []
     extra = dict(extra_tools or {})
@@ -131,18 +142,19 @@ def read_config(
     tools_src = _read(layout, TOOLS_FILE, issues)
     sandbox_cfg, sandbox_issues = parse_sandbox_config(_read(layout, SANDBOX_FILE, issues), layout.slug)
     issues += sandbox_issues
-    mcp_servers, mcp_issues = parse_mcp_config(_read(layout, MCP_FILE, issues))
-    issues += mcp_issues
-    for server in mcp_servers:
-        issues.append(
-            ConfigIssue(
-                MCP_FILE,
-                None,
-                f"server '{server.name}': MCP tool discovery is not available in this "
-                "version of cireil yet; remove the server to load this agent",
-                key=f"servers.{server.name}",
+    if mcp_servers is None:
+        mcp_src = _read(layout, MCP_FILE, issues)
+        mcp_servers, mcp_issues = parse_mcp_config(mcp_src)
+        issues += mcp_issues
+        for server in mcp_servers:
+            assert mcp_src is not None
+            issues.append(
+                mcp_src.issue(
+                    ("servers", server.name),
+                    f"server '{server.name}': MCP tool discovery is not available in this "
+                    "version of cireil yet; remove the server to load this agent",
+                )
             )
-        )
     tools_cfg = ToolsConfig()
     if tools_src is not None:
         tools_cfg, tool_issues = parse_tools_config(
@@ -238,11 +250,15 @@ class Agent:
                 old.fingerprints[MCP_FILE] = current[MCP_FILE]
             if all(current[rel] == old.fingerprints[rel] for rel in _WATCHED):
                 return notices
-            snapshot, issues = read_config(self.layout, with_content=False, extra_tools=self.extra_tools)
+            snapshot, issues = read_config(
+                self.layout,
+                with_content=False,
+                extra_tools=self.extra_tools,
+                mcp_servers=old.mcp_servers,  # MCP definitions stay fixed until restart
+            )
             if snapshot is None:
                 self._pending_notices = notices
                 raise ConfigError(issues)
-            snapshot.mcp_servers = old.mcp_servers  # MCP definitions stay fixed until restart
             snapshot.fingerprints[MCP_FILE] = old.fingerprints[MCP_FILE]
             snapshot.warnings = old.warnings + [w for w in snapshot.warnings if w not in old.warnings]
             if list(snapshot.tools) != list(old.tools):

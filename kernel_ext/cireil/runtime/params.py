@@ -9,6 +9,7 @@ The same schema feeds the widget forms, so what a person fills in is what the mo
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -162,6 +163,8 @@ class Number(Field):
 
     def _validate(self, value: Any, path: tuple) -> tuple[Any, list[Issue]]:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and isinstance(value, float) and not math.isfinite(value):
+            ok = False  # NaN compares false with every bound; JSON has neither NaN nor infinities
         if ok and self.integer and isinstance(value, float):
             ok = value.is_integer()
             value = int(value) if ok else value
@@ -234,11 +237,17 @@ class AnyOf(Field):
 
     def _validate(self, value: Any, path: tuple) -> tuple[Any, list[Issue]]:
         first: list[Issue] = []
+        typed: list[Issue] = []  # issues of the first option whose type matched (its own rules failed)
         for option in self.options:
             clean, issues = option.validate(value, path)
             if not issues:
                 return clean, []
             first = first or issues
+            wrong_type = len(issues) == 1 and issues[0].path == path and issues[0].message.startswith("Invalid type:")
+            if not wrong_type and not typed:
+                typed = issues
+        if typed:
+            return value, typed
         return value, self._type_issue(value, path) if len(self.options) > 1 else first
 
 

@@ -42,6 +42,29 @@ def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
+def _realpath(path: str) -> str | None:
+    """os.path.realpath, or None when its answer cannot be trusted.
+
+    On a symlink loop realpath gives up: it appends the rest of the path unresolved and then
+    collapses `..` lexically, so `x -> loop/../esc/f` with `esc -> /elsewhere` comes back as
+    `<dir>/esc/f`, a path that still goes through a symlink. A trustworthy answer is one whose
+    existing part is its own strict realpath (no symlink left in it, no loop).
+    """
+    host = os.path.realpath(path)
+    probe = host
+    while not os.path.lexists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    try:
+        if os.path.realpath(probe, strict=True) != probe:
+            return None
+    except OSError:  # ELOOP, or a link that vanished
+        return None
+    return host
+
+
 def normalize(path: str) -> str:
     """Collapse `//`, `.` and `..` lexically; the result always starts with one '/'."""
     norm = posixpath.normpath(path)
@@ -64,7 +87,7 @@ class SandboxPaths:
         """Resolve a sandbox path to a host path, or raise ToolError('Access denied: ...')."""
         if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
             raise _denied(str(path), "is outside the sandbox")
-        raw_root = path.lstrip("/").split("/", 1)[0]
+        raw_root = next((seg for seg in path.split("/") if seg not in ("", ".")), "")
         norm = normalize(path)
         parts = norm.lstrip("/").split("/", 1)
         root, rest = parts[0], (parts[1] if len(parts) > 1 else "")
@@ -73,13 +96,17 @@ class SandboxPaths:
                 raise _denied(path, "attempts to escape the sandbox")
             raise _denied(path, "is outside the sandbox")
         if raw_root != root:
-            raise _denied(path, f"escaped the /{raw_root} sandbox area")
+            if raw_root in ROOTS:
+                raise _denied(path, f"escaped the /{raw_root} sandbox area")
+            raise _denied(path, "is outside the sandbox")
         if root == "workspace" and rest:
             for mount in self.mounts:
                 if rest == mount.target or rest.startswith(mount.target + "/"):
                     return self._resolve_in_mount(path, norm, rest, mount)
         boundary = self._root_host(root)
-        host = os.path.realpath(os.path.join(boundary, rest)) if rest else boundary
+        host = _realpath(os.path.join(boundary, rest)) if rest else boundary
+        if host is None:
+            raise _denied(path, "cannot be resolved (symlink loop)")
         if not _inside(host, boundary):
             raise _denied(path, "resolves outside the sandbox via symlink")
         return ResolvedPath(norm, Path(host), root)
@@ -87,7 +114,9 @@ class SandboxPaths:
     def _resolve_in_mount(self, path: str, norm: str, rest: str, mount: Mount) -> ResolvedPath:
         boundary = os.path.realpath(mount.source)
         remainder = rest[len(mount.target) :].lstrip("/")
-        host = os.path.realpath(os.path.join(boundary, remainder)) if remainder else boundary
+        host = _realpath(os.path.join(boundary, remainder)) if remainder else boundary
+        if host is None:
+            raise _denied(path, "cannot be resolved (symlink loop)")
         if not _inside(host, boundary):
             raise _denied(path, "resolves outside the mount via symlink")
         return ResolvedPath(norm, Path(host), "workspace", mount)
@@ -109,10 +138,9 @@ class SandboxPaths:
         norm = normalize(path)
         if not any(_inside(norm, r) for r in SYSTEM_ROOTS):
             raise _denied(path, "is outside the sandbox")
-        if os.path.lexists(norm):
-            real = os.path.realpath(norm)
-            if not any(_inside(real, os.path.realpath(r)) or _inside(real, r) for r in SYSTEM_ROOTS):
-                raise _denied(path, "resolves outside the sandbox via symlink")
+        real = os.path.realpath(norm)  # also when missing: a symlinked ancestor may still lead out
+        if not any(_inside(real, os.path.realpath(r)) or _inside(real, r) for r in SYSTEM_ROOTS):
+            raise _denied(path, "resolves outside the sandbox via symlink")
         return Path(norm)
 
     def mount_children(self, sandbox_dir: str) -> list[str]:

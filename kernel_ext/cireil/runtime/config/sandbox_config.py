@@ -116,11 +116,14 @@ def parse_sandbox_config(source: TomlSource | None, slug: str) -> tuple[SandboxC
     if not isinstance(mounts, list):
         issues.append(source.issue(("mounts",), "'mounts' must be an array of tables ([[mounts]])"))
         mounts = []
+    indexed: list[tuple[int, Mount]] = []  # with their index in the file, for the line of an overlap
     for index, entry in enumerate(mounts):
         mount = _parse_mount(source, index, entry, issues)
         if mount:
-            config.mounts.append(mount)
-    _check_overlaps(source, config.mounts, slug, issues)
+            indexed.append((index, mount))
+    config.mounts = [m for _, m in indexed]
+    _check_overlaps(source, indexed, slug, issues)
+    issues.sort(key=lambda i: i.line or 0)  # in file order, as an editor shows them
     return config, issues
 
 
@@ -166,10 +169,9 @@ def _parse_mount(source: TomlSource, index: int, entry: Any, issues: list[Config
     return Mount(source=host, target=target, mode=mode)
 
 
-def _check_overlaps(source: TomlSource, mounts: list[Mount], slug: str, issues: list[ConfigIssue]) -> None:
-    for i, a in enumerate(mounts):
-        for b in mounts[i + 1 :]:
-            j = mounts.index(b)
+def _check_overlaps(source: TomlSource, mounts: list[tuple[int, Mount]], slug: str, issues: list[ConfigIssue]) -> None:
+    for i, (_, a) in enumerate(mounts):
+        for j, b in mounts[i + 1 :]:
             if a.target == b.target:
                 issues.append(
                     source.issue(

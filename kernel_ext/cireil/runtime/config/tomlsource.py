@@ -31,7 +31,11 @@ def _split_key(dotted: str) -> tuple[str, ...]:
     for match in _PARTS.finditer(dotted):
         part = match.group(0)
         if part[0] == '"':
-            part = part[1:-1].encode().decode("unicode_escape")
+            # a basic string: let the TOML parser itself decode its escapes (non-ASCII stays intact)
+            try:
+                part = tomllib.loads(f"k = {part}")["k"] if "\\" in part else part[1:-1]
+            except tomllib.TOMLDecodeError:
+                part = part[1:-1]
         elif part[0] == "'":
             part = part[1:-1]
         parts.append(part)
@@ -87,7 +91,7 @@ class TomlSource:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise TomlSyntaxError.from_decode(rel, exc) from None
+            raise TomlSyntaxError.from_decode(rel, exc, text) from None
         source = cls(rel, text, data)
         source._index()
         return source
@@ -107,6 +111,7 @@ class TomlSource:
                     index = array_counts.get(path, -1) + 1
                     array_counts[path] = index
                     table = (*path, index)
+                    self.lines.setdefault(path, number)  # the array itself: where it starts
                 else:
                     table = path
                 self.lines.setdefault(table, number)
@@ -138,12 +143,16 @@ class TomlSyntaxError(Exception):
         super().__init__(str(issue))
 
     @classmethod
-    def from_decode(cls, rel: str, exc: tomllib.TOMLDecodeError) -> TomlSyntaxError:
+    def from_decode(cls, rel: str, exc: tomllib.TOMLDecodeError, text: str = "") -> TomlSyntaxError:
         message = str(exc)
         line = getattr(exc, "lineno", None)
         if line is None:
             m = re.search(r"line (\d+)", message)
             line = int(m.group(1)) if m else None
+        if line is None and message.endswith("(at end of document)"):
+            # e.g. an unterminated string or array: the document ends where the problem shows
+            line = max(1, len(text.splitlines()))
+            message = message[: -len("(at end of document)")].rstrip() + " at end of file"
         message = getattr(exc, "msg", None) or re.sub(r"\s*\(at line.*\)$", "", message)
         return cls(ConfigIssue(rel, line, f"invalid TOML: {message}"))
 

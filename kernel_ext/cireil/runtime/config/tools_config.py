@@ -139,10 +139,11 @@ def parse_tools_config(
         if on and name not in available:
             issues.append(
                 source.issue(
-                    (name,),
+                    (name, "enabled") if isinstance(source.data.get(name), dict) else (name,),
                     f"tool '{name}' is not provided by this version of cireil yet; set it to false or remove the line",
                 )
             )
+    issues.sort(key=lambda i: i.line or 0)  # in file order, as an editor shows them
     return config, issues
 
 

@@ -11,11 +11,12 @@ from pathlib import Path
 from .. import frontmatter
 from ..errors import ToolError
 from ..params import Params, String
+from ..paths import normalize
 from ..tool import Tool, ToolContext
 
 
 def _blocks_need_md(path: str) -> str | None:
-    norm = path.rstrip("/")
+    norm = normalize(path)  # `//blocks/x.txt` and `/blocks/x.md/../y` name /blocks files too
     if (norm == "/blocks" or norm.startswith("/blocks/")) and not norm.endswith(".md"):
         return "Files in /blocks/ must end with .md extension"
     return None
