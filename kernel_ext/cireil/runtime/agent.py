@@ -91,8 +91,11 @@ def _read(layout: AgentLayout, rel: str, issues: list[ConfigIssue]):
         return None
 
 
-def _content_warnings(layout: AgentLayout) -> list[ConfigIssue]:
-    """Problems that would fail an agent turn or hide a skill, though the tools still work."""
+def _content_warnings(layout: AgentLayout, *, skills: bool) -> list[ConfigIssue]:
+    """Problems that would fail an agent turn or hide a skill, though the tools still work.
+
+    Skill files are YAML; checking them costs a YAML import, so loading leaves them to dry-run.
+    """
     out: list[ConfigIssue] = []
     d = layout.directory
     if not (d / "core.md").is_file():
@@ -111,9 +114,9 @@ def _content_warnings(layout: AgentLayout) -> list[ConfigIssue]:
             frontmatter.parse(text, frontmatter.BLOCK)
         except frontmatter.FrontmatterError as exc:
             out.append(ConfigIssue(rel, 1, f"invalid frontmatter: {exc}", severity="warning"))
-    skills = d / "skills"
-    if skills.is_dir():
-        for skill_file in sorted(skills.glob("*/SKILL.md")):
+    skills_dir = d / "skills"
+    if skills and skills_dir.is_dir():
+        for skill_file in sorted(skills_dir.glob("*/SKILL.md")):
             rel = skill_file.relative_to(d).as_posix()
             try:
                 frontmatter.parse(skill_file.read_text(encoding="utf-8"), frontmatter.SKILL)
@@ -126,6 +129,7 @@ def read_config(
     layout: AgentLayout,
     *,
     with_content: bool = True,
+    with_skills: bool = False,
     extra_tools: Mapping[str, Tool] | None = None,
     mcp_servers: list[McpServer] | None = None,
 ) -> tuple[Snapshot | None, list[ConfigIssue]]:
@@ -167,7 +171,7 @@ def read_config(
     elif not any(i.file == TOOLS_FILE for i in issues):
         issues.append(ConfigIssue(TOOLS_FILE, None, "required file is missing"))
     if with_content:
-        issues += _content_warnings(layout)
+        issues += _content_warnings(layout, skills=with_skills)
     if any(i.severity == "error" for i in issues):
         return None, issues
     tools = {name: extra[name] if name in extra else registry.builtin(name) for name in tools_cfg.enabled_names}
@@ -192,7 +196,7 @@ def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
         layout = AgentLayout.find(path)
     except ConfigError as exc:
         return DryRunReport(Path(path).absolute(), exc.issues, [])
-    snapshot, issues = read_config(layout, extra_tools=_check_extra(tools))
+    snapshot, issues = read_config(layout, with_skills=True, extra_tools=_check_extra(tools))
     return DryRunReport(layout.directory, issues, list(snapshot.tools.values()) if snapshot else [])
 
 
