@@ -110,7 +110,8 @@ def test_content_problems_are_warnings_not_errors(agent_dir):
         "skills/notes/SKILL.md:1: warning: invalid frontmatter, skill omitted: "
         'Invalid key: Expected "description" but received undefined',
     ]
-    assert len(cireil.load(agent_dir).warnings) == 3
+    # load checks core.md and the blocks; skills (YAML) are left to dry-run to keep load fast
+    assert [w.file for w in cireil.load(agent_dir).warnings] == ["core.md", "blocks/soul.md"]
 
 
 def test_unreadable_content_files_are_warnings_too(agent_dir):
