@@ -8,10 +8,7 @@ used because it round-trips comments and whitespace, which tomllib cannot write 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +19,7 @@ import tomlkit.exceptions
 from tomlkit.items import SingleKey
 
 from ..errors import ConfigError, ConfigIssue
+from ..fsutil import atomic_write
 from ..layout import AgentLayout
 from .tomlsource import TomlSource, TomlSyntaxError
 from .tools_config import TOOLS_FILE
@@ -153,18 +151,5 @@ def _write_backup(agent_dir: Path, original: bytes) -> Path:
 
 
 def _atomic_replace(path: Path, data: bytes) -> None:
-    """Write via a temporary file in the same folder and rename: never a half-written tools.toml."""
-    real = Path(os.path.realpath(path))  # a symlinked tools.toml stays a symlink
-    mode = stat.S_IMODE(os.stat(real).st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """Never a half-written tools.toml; a symlinked tools.toml stays a symlink (its target is replaced)."""
+    atomic_write(Path(os.path.realpath(path)), data)

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import stat
-import tempfile
 from pathlib import Path
 
 from .. import frontmatter
 from ..errors import ToolError
+from ..fsutil import atomic_write
 from ..params import Params, String
 from ..paths import normalize
 from ..tool import Tool, ToolContext
@@ -20,32 +17,6 @@ def _blocks_need_md(path: str) -> str | None:
     if (norm == "/blocks" or norm.startswith("/blocks/")) and not norm.endswith(".md"):
         return "Files in /blocks/ must end with .md extension"
     return None
-
-
-def atomic_write(host: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, then rename: never a half-written file.
-
-    An existing file keeps its permission bits; a new one gets 0644 masked by the umask.
-    """
-    host.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.stat(host).st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o644 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{host.name}.", suffix=".tmp", dir=host.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, host)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def _with_frontmatter(sandbox_path: str, host: Path, content: str) -> str:
