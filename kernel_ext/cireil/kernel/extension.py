@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..runtime import result as result_module
 from . import magictable
 from .magics import CireilMagics
 
@@ -36,6 +37,7 @@ def load_ipython_extension(ip: Any) -> None:
 
     cireil.__doc__ = controller.__call__.__doc__
     magictable.add(ip, MAGIC, cireil, cell=False)
+    result_module.INTERACTIVE_VIEW = _interactive_view
     ip.events.register("pre_run_cell", controller.pre_run_cell)
     _LOADED[id(ip)] = (controller, cireil)
 
@@ -49,7 +51,20 @@ def unload_ipython_extension(ip: Any) -> None:
         ip.events.unregister("pre_run_cell", controller.pre_run_cell)
         magictable.remove(ip, MAGIC, fn)
         controller.close()
+    if not _LOADED:
+        result_module.INTERACTIVE_VIEW = None
     RUNTIME.stop()
+
+
+def _interactive_view(result: Any) -> dict | None:
+    """Results with actions (apply an edit, pin a section) display as widgets; others stay plain."""
+    from ..render import result_actions
+
+    if not result_actions(result):
+        return None
+    from .resultview import interactive_view  # ipywidgets loads only here
+
+    return interactive_view(result)
 
 
 def current_agent(ip: Any | None = None) -> Agent | None:

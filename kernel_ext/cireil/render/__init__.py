@@ -1,12 +1,16 @@
 """Tool result -> MIME bundle: text/plain always, scoped text/html, and application/json.
 
 Renderers read the result dict and never change it. One module per tool that has its own view;
-every other tool gets the generic view.
+every other tool gets the generic view. A view module may also offer `actions(result)`: follow-up
+calls a person can make from the result (apply a previewed edit, pin a section). They are plain
+data here; the kernel layer turns them into buttons when the result is shown in a notebook.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .html import code_block, esc, frame, json_text, notices_html
@@ -22,11 +26,48 @@ _VIEWS = {
 }
 
 
-def _view(tool: str):
+@dataclass(frozen=True)
+class Action:
+    """A follow-up tool call offered on a result, e.g. Apply on an edit preview."""
+
+    label: str
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    tooltip: str = ""
+    style: str = ""  # "" | "primary" | "success" | "warning" | "danger"
+
+
+View = Callable[["ToolResult"], tuple[str, str]]
+Actions = Callable[["ToolResult"], list[Action]]
+
+# Views registered at run time (tools defined in Python, plugins): tool name -> (render, actions)
+_REGISTERED: dict[str, tuple[View, Actions | None]] = {}
+
+
+def register_view(tool: str, render: View, actions: Actions | None = None) -> None:
+    """Give a tool that is not built in its own view (and, optionally, actions)."""
+    _REGISTERED[tool] = (render, actions)
+
+
+def _module(tool: str):
     module = _VIEWS.get(tool)
-    if module is None:
-        return None
-    return importlib.import_module(f"{__name__}.{module}").render
+    return importlib.import_module(f"{__name__}.{module}") if module else None
+
+
+def _view(tool: str) -> View | None:
+    if tool in _REGISTERED:
+        return _REGISTERED[tool][0]
+    module = _module(tool)
+    return module.render if module else None
+
+
+def result_actions(result: ToolResult) -> list[Action]:
+    """The follow-up calls offered on this result; none for most tools."""
+    if tool_actions := _REGISTERED.get(result.tool, (None, None))[1]:
+        return tool_actions(result)
+    module = _module(result.tool)
+    offer = getattr(module, "actions", None) if module else None
+    return offer(result) if offer else []
 
 
 def generic(result: ToolResult) -> tuple[str, str]:

@@ -335,11 +335,10 @@ class Agent:
         )
         return tool, args, ctx, notices
 
-    @staticmethod
-    async def _run(tool: Tool, args: dict, ctx: ToolContext, notices: list[str]) -> ToolResult:
+    async def _run(self, tool: Tool, args: dict, ctx: ToolContext, notices: list[str]) -> ToolResult:
         started = time.perf_counter()
         data = await execute(tool, args, ctx)
-        return ToolResult(tool.name, args, data, time.perf_counter() - started, notices)
+        return ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
 
     def submit(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Submitted:
         """Start a call on the runtime loop and return at once (what widget buttons use)."""

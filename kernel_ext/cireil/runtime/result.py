@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+# Set by the kernel extension while it is loaded: turns a result into an interactive view (a
+# widget with action buttons) when its tool offers actions. The runtime never imports the kernel.
+INTERACTIVE_VIEW: Callable[[ToolResult], dict | None] | None = None
 
 
 @dataclass
@@ -13,6 +18,7 @@ class ToolResult:
     data: dict[str, Any]
     duration_s: float = 0.0
     notices: list[str] = field(default_factory=list)  # about the runtime, never shown to the agent
+    agent: Any = field(default=None, repr=False, compare=False)  # the Agent that ran it, for follow-up calls
 
     @property
     def success(self) -> bool:
@@ -33,4 +39,10 @@ class ToolResult:
         # when something is displayed.
         from ..render import result_bundle
 
-        return result_bundle(self)
+        bundle = result_bundle(self)
+        if INTERACTIVE_VIEW is not None and self.agent is not None:
+            interactive = INTERACTIVE_VIEW(self)
+            if interactive:
+                # The widget view is shown where widgets run; text/plain and text/html stay as fallbacks.
+                bundle = {**bundle, **interactive}
+        return bundle

@@ -1,0 +1,76 @@
+"""A result with follow-up actions, shown as a widget: the rendered result and a button per action.
+
+Pressing a button runs the action's tool call on the runtime thread and replaces the view with the
+new result (which may offer actions of its own), so an edit preview becomes the applied edit in
+place. Imported only when a result has actions (see extension.py), so plain results never load
+ipywidgets.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+
+from ..render import Action, result_actions, result_bundle
+
+if TYPE_CHECKING:
+    from ..runtime.loop import Submitted
+    from ..runtime.result import ToolResult
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def _as_output(result: ToolResult) -> dict[str, Any]:
+    return {"output_type": "display_data", "data": result_bundle(result), "metadata": {}}
+
+
+class ResultView(W.VBox):
+    def __init__(self, result: ToolResult) -> None:
+        self.output = W.Output()
+        self.buttons = W.HBox([])
+        self.status = W.HTML("")
+        super().__init__([self.output, W.HBox([self.buttons, self.status])])
+        self.show(result)
+
+    def show(self, result: ToolResult) -> None:
+        self.result = result
+        self.output.outputs = (_as_output(result),)
+        self.buttons.children = [self._button(a) for a in result_actions(result)]
+
+    def _button(self, action: Action) -> W.Button:
+        button = W.Button(description=action.label, button_style=action.style, tooltip=action.tooltip)
+        button.on_click(lambda _b: self.run(action))
+        return button
+
+    def _ready(self, message: str = "") -> None:
+        self.status.value = message
+        for button in self.buttons.children:
+            button.disabled = False
+
+    def run(self, action: Action) -> None:
+        for button in self.buttons.children:
+            button.disabled = True
+        self.status.value = f"running {html.escape(action.tool)}…"
+        try:
+            submitted = self.result.agent.submit(action.tool, action.args)
+        except Exception as exc:  # config broken or tool disabled since: say so, keep the view usable
+            self._ready(f"✖ {html.escape(str(exc))}")
+            return
+        submitted.add_done_callback(self._done)
+
+    def _done(self, submitted: Submitted) -> None:
+        try:
+            new = submitted.result()
+        except BaseException as exc:  # cancelled or crashed: the old view stays usable
+            self._ready(f"✖ {html.escape(str(exc) or type(exc).__name__)}")
+            return
+        self.status.value = ""
+        self.show(new)
+
+
+def interactive_view(result: ToolResult) -> dict[str, Any]:
+    """The widget-view MIME entry for a result that has actions."""
+    bundle = ResultView(result)._repr_mimebundle_()
+    return {WIDGET_MIME: bundle[WIDGET_MIME]}

@@ -1,0 +1,91 @@
+"""Results that offer follow-up actions show as a widget with a button per action."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import cireil
+from cireil import render
+from cireil.kernel import extension
+from cireil.params import Integer, Params
+from cireil.runtime import result as result_module
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+async def _bump(args, ctx):
+    return {"n": args["n"], "success": True}
+
+
+BUMP = cireil.Tool("bump", "Return n.", Params(n=Integer()), _bump, main_arg="n")
+
+
+def _bump_view(result):
+    return f"n = {result.data['n']}", f"<b>n = {result.data['n']}</b>"
+
+
+def _bump_actions(result):
+    return [render.Action("+1", "bump", {"n": result.data["n"] + 1}, style="primary")]
+
+
+@pytest.fixture
+def bump_agent(agent_dir):
+    (agent_dir / "config" / "tools.toml").write_text("list-dir = true\nbump = true\n")
+    render.register_view("bump", _bump_view, _bump_actions)
+    result_module.INTERACTIVE_VIEW = extension._interactive_view
+    try:
+        yield cireil.load(agent_dir, tools=[BUMP])
+    finally:
+        result_module.INTERACTIVE_VIEW = None
+        render._REGISTERED.pop("bump", None)
+
+
+def _wait(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_result_with_actions_carries_a_widget_view_and_keeps_fallbacks(bump_agent):
+    bundle = bump_agent.call("bump", n=1)._repr_mimebundle_()
+    assert WIDGET_MIME in bundle
+    assert bundle["text/plain"] == "n = 1"
+    assert bundle["application/json"] == {"n": 1, "success": True}
+
+
+def test_results_without_actions_stay_plain(bump_agent):
+    bundle = bump_agent.call("list-dir", path="/workspace")._repr_mimebundle_()
+    assert WIDGET_MIME not in bundle
+    assert set(bundle) == {"text/plain", "text/html", "application/json"}
+
+
+def test_without_the_extension_no_widget_is_made(bump_agent):
+    result_module.INTERACTIVE_VIEW = None
+    assert WIDGET_MIME not in bump_agent.call("bump", n=1)._repr_mimebundle_()
+
+
+def test_pressing_an_action_replaces_the_view_with_the_new_result(bump_agent):
+    from cireil.kernel.resultview import ResultView
+
+    view = ResultView(bump_agent.call("bump", n=1))
+    [button] = view.buttons.children
+    assert button.description == "+1"
+    button.click()
+    _wait(lambda: view.result.data["n"] == 2)
+    assert view.output.outputs[0]["data"]["text/plain"] == "n = 2"
+    [button] = view.buttons.children
+    assert not button.disabled and view.status.value == ""
+
+
+def test_an_action_that_cannot_run_says_why_and_keeps_the_view(bump_agent, agent_dir):
+    from cireil.kernel.resultview import ResultView
+
+    view = ResultView(bump_agent.call("bump", n=1))
+    (agent_dir / "config" / "tools.toml").write_text("list-dir = true\nbump = false\n")
+    view.buttons.children[0].click()
+    assert "bump" in view.status.value and "not enabled" in view.status.value
+    assert view.result.data["n"] == 1
+    assert not view.buttons.children[0].disabled
