@@ -1,0 +1,27 @@
+"""What the agent sees of its opened files (`%cireil context`, `agent.context()`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .html import FG_DIM, MONO, WARN, code_block, esc, frame
+
+if TYPE_CHECKING:
+    from ..runtime.context import OpenedFilesContext
+
+
+def render(ctx: OpenedFilesContext) -> tuple[str, str]:
+    notes = [f"note: {n}" for n in ctx.notes]
+    stale = [
+        f"stale: {f['path']} pins {', '.join(f['missing'])}, not in its outline" for f in ctx.files if f["missing"]
+    ]
+    if not ctx.text:
+        text = "\n".join([*notes, "(no files are open: the agent's context has no opened-files message)"])
+        return text, frame("context", f'<div style="color:{FG_DIM}">{esc(text)}</div>', title="what the agent sees")
+    summary = []
+    for f in ctx.files:
+        what = "whole file" if not f["sections"] else f"sections {', '.join(f['sections'])}"
+        summary.append(f'<code style="font-family:{MONO}">{esc(f["path"])}</code> · {f["size"]} bytes · {esc(what)}')
+    warn = "".join(f'<div style="color:{WARN}">⚠ {esc(line)}</div>' for line in [*notes, *stale])
+    body = "<div>" + "<br>".join(summary) + "</div>" + warn + code_block(ctx.text)
+    return "\n".join([*notes, *stale, ctx.text]), frame("context", body, title="what the agent sees")

@@ -1,0 +1,88 @@
+"""What the agent sees of its opened files: the user message of reference §7.2, rebuilt per model call.
+
+Files are resolved with mounts (the upstream code did not), sections render from the same outline
+read showed the agent, and a pinned id the outline no longer has says so instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ToolError
+from .outline import build_outline, find_section, section_text
+from .paths import SandboxPaths
+from .session import Session
+from .textfile import read_text
+
+
+def not_found_text(section_id: str) -> str:
+    return (
+        f'[Section "{section_id}" not found. The file changed since its outline was made, so the outline is '
+        "stale: read the file again and pin sections by their current ids.]"
+    )
+
+
+@dataclass
+class OpenedFilesContext:
+    """The opened-files message (empty when nothing is open) and the notes a model call would queue."""
+
+    text: str
+    files: list[dict] = field(default_factory=list)  # {path, size, sections|None, missing: [ids]}
+    notes: list[str] = field(default_factory=list)  # files auto-closed because they are gone
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        from ..render.context import render  # rendering sits above the runtime; loaded only to display
+
+        text, body = render(self)
+        return {"text/plain": text, "text/html": body}
+
+
+def _render_file(path: str, size: int, text: str, sections: list[str]) -> tuple[str, list[str]]:
+    if not sections:
+        return f'<file path="{path}" size="{size}">\n{text}\n</file>', []
+    outline = build_outline(path, text, force=True)  # a file that shrank still renders its sections
+    parts = [f'<file path="{path}" size="{size}" sections="{", ".join(sections)}">']
+    missing: list[str] = []
+    for section_id in sections:
+        section = find_section(outline, section_id)
+        if section is None:
+            missing.append(section_id)
+            body = not_found_text(section_id)
+        else:
+            body = section_text(text, section)
+        parts.append(f'<section id="{section_id}">\n{body}\n</section>\n')
+    parts.append("</file>")
+    return "\n".join(parts), missing
+
+
+def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing: bool = False) -> OpenedFilesContext:
+    """Render the opened files; `close_missing` also closes the ones that are gone, as a model call does."""
+    blocks: list[str] = []
+    files: list[dict] = []
+    notes: list[str] = []
+    for path in list(session.opened_files):
+        try:
+            host = paths.resolve(path).host
+            info = host.stat()
+            ok = stat.S_ISREG(info.st_mode)
+        except (ToolError, OSError):
+            ok = False
+        if not ok:
+            notes.append(f"File {path} moved/deleted while still open. Automatically closed.")
+            if close_missing:
+                session.opened_files.remove(path)
+                session.active_sections.pop(path, None)
+            continue
+        sections = list(session.active_sections.get(path, ()))
+        block, missing = _render_file(path, info.st_size, read_text(host), sections)
+        blocks.append(block)
+        files.append({"path": path, "size": info.st_size, "sections": sections or None, "missing": missing})
+    if not blocks:
+        return OpenedFilesContext("", files, notes)
+    text = "<opened_files>\nThese are your currently open files:\n\n" + "\n\n".join(blocks) + "\n\n</opened_files>"
+    return OpenedFilesContext(text, files, notes)

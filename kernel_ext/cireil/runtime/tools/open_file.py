@@ -1,0 +1,84 @@
+"""open-file: pin a whole file, or some of its sections, into the agent's context (§4.4)."""
+
+from __future__ import annotations
+
+from ..errors import ToolError
+from ..params import Array, Boolean, Params, String
+from ..sections import unknown_ids_error
+from ..textfile import read_text, stat_path
+from ..tool import Tool, ToolContext
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    from ..outline import build_outline  # only calls need it, not loading the agent
+
+    path: str = args["path"]
+    sections: list[str] | None = args.get("sections")
+    close: list[str] | None = args.get("closeSections")
+    if args.get("all") and (sections is not None or close is not None):
+        raise ToolError(
+            "`all` is mutually exclusive with `sections` and `closeSections`.",
+            hint="Pin every section with all=true, or name sections to pin or unpin.",
+        )
+    found = stat_path(ctx.paths, path)
+    if not found.is_file:
+        raise ToolError("Path is a directory or not a standard file.", hint="Only files can be pinned.")
+    key = found.resolved.sandbox
+    session = ctx.session
+    active = list(session.active_sections.get(key, ()))
+    if close is not None:
+        outline = build_outline(key, read_text(found.host))
+        known = {s["id"] for s in outline["sections"]} if outline else set()
+        unknown = [s for s in close if s not in known and s not in active]
+        if unknown:  # checked before anything changes
+            raise unknown_ids_error(unknown, outline)
+        remaining = [s for s in active if s not in close]
+        if remaining:
+            session.active_sections[key] = remaining
+        else:
+            session.active_sections.pop(key, None)
+        return {"activeSections": remaining, "path": path, "success": True}
+    chosen: list[str] = []
+    if args.get("all") or sections is not None:
+        outline = build_outline(key, read_text(found.host))
+        if outline is not None:
+            ids = [s["id"] for s in outline["sections"]]
+            if sections is not None:
+                unknown = [s for s in sections if s not in ids]
+                if unknown:  # checked before the file is opened: a failed call changes nothing
+                    raise unknown_ids_error(unknown, outline)
+                chosen = list(dict.fromkeys(sections))
+            else:
+                chosen = ids
+    if key not in session.opened_files:
+        session.opened_files.append(key)
+    if chosen:
+        session.active_sections[key] = chosen
+    else:
+        session.active_sections.pop(key, None)
+    out: dict = {"open": list(session.opened_files), "path": path, "success": True}
+    if chosen:
+        out = {"activeSections": chosen, **out}
+    return out
+
+
+TOOL = Tool(
+    name="open-file",
+    description=(
+        "Pin a file into your context: it is shown to you, current, on every turn until closed. Give sections "
+        "(ids from read's outline) to pin only those, each with its sub-sections; all=true pins every section; "
+        "closeSections unpins sections and keeps the file open. Without sections the whole file is pinned."
+    ),
+    params=Params(
+        path=String(min_length=1, description="Absolute sandbox path of the file"),
+        sections=Array(
+            items=String(min_length=1), min_items=1, required=False, description="Section ids to pin (replaces)"
+        ),
+        all=Boolean(required=False, description="Pin every section of the outline"),
+        closeSections=Array(
+            items=String(min_length=1), min_items=1, required=False, description="Section ids to unpin"
+        ),
+    ),
+    run=run,
+    main_arg="path",
+)

@@ -1,0 +1,53 @@
+"""read: a file's text, its outline when it is long, or a picture/video for the next model call (§4.3)."""
+
+from __future__ import annotations
+
+from ..errors import ToolError
+from ..media import media_kind
+from ..params import Boolean, Params, String
+from ..textfile import READ_LIMIT, decode, stat_path, too_big
+from ..tool import Tool, ToolContext
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    from ..outline import build_outline  # only calls need it, not loading the agent
+
+    path: str = args["path"]
+    found = stat_path(ctx.paths, path)
+    if found.is_dir:
+        raise ToolError("EISDIR: illegal operation on a directory, read", hint="Use list-dir to look into a directory.")
+    if not found.is_file:  # a FIFO or device: reading could block or never end
+        raise ToolError(f"'{path}' is not a regular file.", hint="Only regular files can be read.")
+    kind = media_kind(found.resolved.sandbox)
+    if kind is not None:
+        media_type, data = kind[1], found.host.read_bytes()
+        ctx.session.pending_media.append({"type": kind[0], "mediaType": media_type, "path": path, "data": data})
+        return {"mediaType": media_type, "path": path, "size": found.size, "success": True, "type": kind[0]}
+    if found.size > READ_LIMIT:  # before reading: a huge file is never loaded, outlined or returned
+        raise too_big(path, found.size)
+    data = found.host.read_bytes()
+    if len(data) > READ_LIMIT:  # grew between stat and read
+        raise too_big(path, len(data))
+    text = decode(data)
+    if not args["raw"]:
+        outline = build_outline(path, text)
+        if outline is not None:
+            return {"outline": outline, "path": path, "size": len(data), "success": True}
+    return {"content": text, "path": path, "size": len(data), "success": True}
+
+
+TOOL = Tool(
+    name="read",
+    description=(
+        "Read a file. Long files (over about 2000 tokens) with headings or id'd elements return an outline of "
+        "their sections instead of the content: pin the sections you need with open-file, or pass raw=true for "
+        f"the full text. Text files over {READ_LIMIT} bytes are refused. Images (png, jpg, gif, webp, bmp, tiff) "
+        "and videos (mp4, webm, mov) are attached for you to look at."
+    ),
+    params=Params(
+        path=String(min_length=1, description="Absolute sandbox path of the file, e.g. /workspace/notes.md"),
+        raw=Boolean(default=False, description="Skip the outline and always return the full text"),
+    ),
+    run=run,
+    main_arg="path",
+)

@@ -1,0 +1,62 @@
+"""read-sections: add sections of an opened file to the context (§4.5)."""
+
+from __future__ import annotations
+
+from ..errors import ToolError
+from ..params import Array, Boolean, Params, String
+from ..sections import unknown_message
+from ..textfile import read_text, stat_path
+from ..tool import Tool, ToolContext
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    from ..outline import build_outline  # only calls need it, not loading the agent
+
+    path: str = args["path"]
+    sections: list[str] | None = args.get("sections")
+    if args.get("all") and sections is not None:
+        raise ToolError("`all` is mutually exclusive with `sections`.", hint="Pass all=true or a list of sections.")
+    if not args.get("all") and sections is None:
+        raise ToolError("Either `sections` or `all` must be provided.", hint="Name section ids, or pass all=true.")
+    resolved = ctx.paths.resolve(path)
+    key = resolved.sandbox
+    if key not in ctx.session.opened_files:
+        return {"error": f"File '{path}' is not open. Use 'open-file' first.", "path": path, "success": False}
+    found = stat_path(ctx.paths, path)
+    outline = build_outline(key, read_text(found.host))
+    if outline is None:
+        return {
+            "message": "The file is below the outline threshold — the entire file is already in context.",
+            "path": path,
+            "success": True,
+        }
+    ids = [s["id"] for s in outline["sections"]]
+    if sections is not None:
+        unknown = [s for s in sections if s not in ids]
+        if unknown:
+            return {"error": unknown_message(unknown, outline), "path": path, "success": False}
+    wanted = ids if args.get("all") else list(dict.fromkeys(sections or ()))
+    active = list(ctx.session.active_sections.get(key, ()))
+    added = [s for s in wanted if s not in active]
+    out: dict = {"activeSections": active + added, "added": added}
+    if not added:
+        out["message"] = "All sections are already active."
+    else:
+        ctx.session.active_sections[key] = active + added
+    return {**out, "path": path, "size": found.size, "success": True}
+
+
+TOOL = Tool(
+    name="read-sections",
+    description=(
+        "Add sections of a file you opened with open-file to your context, by id from its outline (all=true "
+        "adds every section). Sections already pinned stay pinned."
+    ),
+    params=Params(
+        path=String(min_length=1, description="Absolute sandbox path of an opened file"),
+        sections=Array(items=String(min_length=1), min_items=1, required=False, description="Section ids to add"),
+        all=Boolean(required=False, description="Add every section of the outline"),
+    ),
+    run=run,
+    main_arg="path",
+)

@@ -1,0 +1,29 @@
+"""read-skill: the full SKILL.md of one skill, frontmatter included (§4.7)."""
+
+from __future__ import annotations
+
+from ..errors import ToolError
+from ..params import Params, String
+from ..textfile import read_text
+from ..tool import Tool, ToolContext
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    slug: str = args["slug"]
+    sandbox = f"/skills/{slug}/SKILL.md"
+    resolved = ctx.paths.resolve(sandbox)  # a slug like `../blocks` is refused here
+    if not resolved.host.is_file():
+        raise ToolError(
+            f"ENOENT: no such file or directory, open '{resolved.sandbox}'",
+            hint="Skills are listed in your instructions; use the slug (the folder name) of one of them.",
+        )
+    return {"content": read_text(resolved.host), "slug": slug, "success": True}
+
+
+TOOL = Tool(
+    name="read-skill",
+    description=("Read the full instructions of a skill (its SKILL.md) by slug, the name of its folder under /skills."),
+    params=Params(slug=String(min_length=1, description="The skill's slug, e.g. outline-first-editing")),
+    run=run,
+    main_arg="slug",
+)
