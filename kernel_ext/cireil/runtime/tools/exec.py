@@ -1,0 +1,121 @@
+"""exec: run one allowed command in the agent's sandbox (spec "The exec tool", reference §4.12)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+from ..errors import ToolError
+from ..exec import runner
+from ..exec.capture import Capture
+from ..exec.envfile import EnvFileError, load_env_file
+from ..exec.result import build_result
+from ..exec.sandbox import Launch, base_env, bwrap_launch, unsandboxed_launch
+from ..exec.spill import SpillDir
+from ..params import Array, Params, String
+from ..tool import Tool, ToolContext
+
+_METACHARACTERS = set("\"'|&;$`\\")
+METACHAR_MESSAGE = (
+    "Command must be a single binary name without spaces or shell metacharacters. Use 'args' for arguments."
+)
+
+
+def _single_binary(command: str) -> str | None:
+    if any(c.isspace() or c in _METACHARACTERS for c in command):
+        return METACHAR_MESSAGE
+    return None
+
+
+def _no_nul(value: str) -> str | None:
+    return "Arguments cannot contain NUL characters." if "\0" in value else None
+
+
+def _check_allowed(command: str, ctx: ToolContext) -> None:
+    if command in ctx.sandbox.binaries:
+        return
+    hint = None
+    if "bash" in ctx.sandbox.binaries:
+        hint = "To run a pipeline or a shell builtin, use command 'bash' with args ['-c', '…']."
+    elif ctx.sandbox.binaries:
+        hint = f"Allowed: {', '.join(ctx.sandbox.binaries)}."
+    raise ToolError(f"Command '{command}' is not in sandbox.toml [bwrap] binaries.", hint=hint)
+
+
+def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
+    env_path = ctx.paths.resolve("/workspace/.env").host
+    try:
+        dotenv = load_env_file(env_path, os.environ)
+    except EnvFileError as exc:
+        raise ToolError(str(exc), hint=f"Edit the .env file at {env_path} to fix the variable reference.") from None
+    config = ctx.tools_config.exec
+    if ctx.sandbox.backend == "none":
+        home = str(ctx.paths.resolve("/workspace").host)
+        env = base_env(config.hostEnvPassthrough, dotenv, home)
+        return unsandboxed_launch(agent_dir=ctx.agent_dir, command=command, args=args, env=env)
+    env = base_env(config.hostEnvPassthrough, dotenv, "/workspace")
+    return bwrap_launch(
+        agent_dir=ctx.agent_dir, slug=ctx.slug, sandbox=ctx.sandbox, command=command, args=args, env=env
+    )
+
+
+async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
+    config = ctx.tools_config.exec
+    if not config.enabled:
+        raise ToolError("Exec tool is disabled in configuration.")
+    command: str = args["command"]
+    argv: list[str] = list(args.get("args") or [])
+    _check_allowed(command, ctx)
+    launch = _launch(ctx, command, argv)
+    capture = Capture(config, lambda: SpillDir(ctx.paths, config.outputDir, command))
+    progress = ctx.progress
+
+    def on_data(stream: str, data: bytes) -> None:
+        capture.feed(stream, data)
+        with contextlib.suppress(Exception):  # a display problem must never disturb the capture
+            progress(stream, data)
+
+    stdin = args["input"].encode("utf-8") if args.get("input") is not None else None
+    try:
+        outcome = await runner.run(launch, stdin, config.timeout / 1000, on_data)
+    except OSError as exc:  # the binary or bwrap vanished, too many processes...: reference "spawn error"
+        message = str(exc.strerror or exc)
+        return {
+            "error": f"Command could not be started: {message}",
+            "exitCode": 1,
+            "stderr": message,
+            "stderrLength": len(message.encode()),
+            "stdout": "",
+            "stdoutLength": 0,
+            "success": False,
+        }
+    finally:
+        capture.finish()
+    return build_result(capture, outcome, config.timeout, launch.warning)
+
+
+TOOL = Tool(
+    name="exec",
+    description=(
+        "Run one command in the sandbox: an allowed binary (see /bin) with arguments passed verbatim, no shell. "
+        "The working directory is /workspace. Short output comes back inline; longer output is saved under "
+        "the output directory and returned as file paths with head/tail previews."
+    ),
+    params=Params(
+        command=String(
+            min_length=1, check=_single_binary, description="The binary to run, e.g. 'ls' (no spaces, no shell syntax)"
+        ),
+        args=Array(
+            items=String(min_length=1, check=_no_nul),
+            nullable=True,
+            default=[],
+            description="Arguments, each passed verbatim (no shell expansion)",
+        ),
+        input=String(required=False, description="Text written to the command's standard input"),
+    ),
+    run=run,
+    main_arg="command",
+    body_arg="input",
+    rest_arg="args",
+)

@@ -1,0 +1,31 @@
+"""An agent directory with exec enabled and a sandbox.toml, for the exec tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import make_agent
+
+BINARIES = ["sh", "bash", "cat", "head", "ls", "env", "echo", "sleep", "true", "false", "python3", "printf"]
+
+TOOLS = """\
+list-dir = true
+write = true
+session-info = true
+"""
+
+
+def exec_agent(
+    root: Path,
+    *,
+    exec_table: str = "",
+    binaries: list[str] | None = None,
+    backend: str = "bwrap",
+    mounts: str = "",
+    name: str = "execagent",
+) -> Path:
+    table = "[exec]\nenabled = true\n" + exec_table
+    agent = make_agent(root, TOOLS + table, name=name)
+    listed = ", ".join(f'"{b}"' for b in (BINARIES if binaries is None else binaries))
+    (agent / "config" / "sandbox.toml").write_text(f'backend = "{backend}"\n[bwrap]\nbinaries = [{listed}]\n{mounts}')
+    return agent
