@@ -143,11 +143,11 @@ def test_builtins_not_provided_yet_are_accepted_when_false(tmp_path):
 
 
 def test_builtins_not_provided_yet_are_refused_when_enabled_naming_each(tmp_path):
-    agent = agent_with(tmp_path, f"{OK_PREFIX}read = true\nedit = true\nrespond = false\n")
+    agent = agent_with(tmp_path, f"{OK_PREFIX}read-history = true\nreact = true\nrespond = false\n")
     assert errors(agent) == [
-        "config/tools.toml:3: tool 'read' is not provided by this version of cireil yet; "
+        "config/tools.toml:3: tool 'read-history' is not provided by this version of cireil yet; "
         "set it to false or remove the line",
-        "config/tools.toml:4: tool 'edit' is not provided by this version of cireil yet; "
+        "config/tools.toml:4: tool 'react' is not provided by this version of cireil yet; "
         "set it to false or remove the line",
     ]
 
@@ -224,24 +224,22 @@ def test_exec_table_without_enabled_is_disabled_and_keeps_defaults():
     assert config.enabled_names == []
 
 
-def test_exec_table_disabled_is_accepted_although_exec_is_not_provided_yet(tmp_path):
+def test_exec_table_disabled_is_accepted_and_keeps_its_settings(tmp_path):
     agent = agent_with(tmp_path, f"{OK_PREFIX}[exec]\nenabled = false\ntimeout = 2000\n")
     assert errors(agent) == []
     loaded = cireil.load(agent)
     assert loaded._snapshot.tools_config.exec.timeout == 2000
 
 
-def test_exec_enabled_is_refused_until_provided_on_the_enabled_line(tmp_path):
+def test_exec_enabled_as_table_or_true_loads_the_exec_tool(tmp_path):
     agent = agent_with(tmp_path, f"{OK_PREFIX}[exec]\ntimeout = 2000\nenabled = true\n")
-    assert errors(agent) == [
-        "config/tools.toml:5: tool 'exec' is not provided by this version of cireil yet; "
-        "set it to false or remove the line"
-    ]
+    assert errors(agent) == []
+    loaded = cireil.load(agent)
+    assert "exec" in [t.name for t in loaded.tools]
+    assert loaded._snapshot.tools_config.exec.timeout == 2000
     agent = agent_with(tmp_path, f"{OK_PREFIX}exec = true\n")
-    assert errors(agent) == [
-        "config/tools.toml:3: tool 'exec' is not provided by this version of cireil yet; "
-        "set it to false or remove the line"
-    ]
+    assert errors(agent) == []
+    assert cireil.load(agent)._snapshot.tools_config.exec == ExecConfig(enabled=True)
 
 
 @pytest.mark.parametrize(
@@ -324,7 +322,7 @@ def test_all_errors_of_the_file_are_reported_in_line_order(tmp_path):
         "# tools\n"  # 1
         "reed = false\n"  # 2
         "list-dir = 1\n"  # 3
-        "read = true\n"  # 4
+        "read-history = true\n"  # 4
         "str-replace = true\n"  # 5
         "[exec]\n"  # 6
         "timeout = 10\n"  # 7

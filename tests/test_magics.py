@@ -370,7 +370,8 @@ def test_load_demo(shell):
         ("load --fast x", "unknown option '--fast'"),
         ("load /no/such/dir", "agent directory does not exist"),
         ("tols", "unknown subcommand 'tols' (did you mean 'tools'?)"),
-        ("context", "unknown subcommand 'context'"),
+        ("context now", "unexpected argument 'now'"),
+        ("prompt", "unknown subcommand 'prompt'"),
         ("help me", "unexpected argument 'me'"),
     ],
 )
@@ -446,9 +447,19 @@ def test_help_lists_only_what_works(shell):
     for line in ("%cireil help", "%cireil"):
         (bundle,) = run(shell, line).displayed
         text = bundle["text/plain"]
-        for sub in ("load DIR", "load --demo", "tools", "dry-run", "restart", "ui [TOOL]", "session", "help"):
+        for sub in (
+            "load DIR",
+            "load --demo",
+            "tools",
+            "dry-run",
+            "restart",
+            "ui [TOOL]",
+            "context",
+            "session",
+            "help",
+        ):
             assert f"%cireil {sub}" in text
-        for later in ("context", "prompt", "sessions"):
+        for later in ("prompt", "sessions"):
             assert f"%cireil {later}" not in text
 
 

@@ -89,3 +89,20 @@ def test_an_action_that_cannot_run_says_why_and_keeps_the_view(bump_agent, agent
     assert "bump" in view.status.value and "not enabled" in view.status.value
     assert view.result.data["n"] == 1
     assert not view.buttons.children[0].disabled
+
+
+def _offer_with_dismiss(result):
+    return [render.Action("+1", "bump", {"n": result.data["n"] + 1}), render.Action("Discard", "")]
+
+
+def test_an_action_without_a_tool_dismisses_the_offer_without_a_call(bump_agent):
+    from cireil.kernel.resultview import ResultView
+
+    render.register_view("bump", _bump_view, _offer_with_dismiss)
+    view = ResultView(bump_agent.call("bump", n=1))
+    discard = view.buttons.children[1]
+    assert discard.description == "Discard"
+    discard.click()
+    assert view.buttons.children == ()
+    assert "dismissed" in view.status.value
+    assert view.result.data["n"] == 1 and view.output.outputs[0]["data"]["text/plain"] == "n = 1"

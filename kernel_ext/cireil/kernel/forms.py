@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..render.html import ERROR, FG_DIM, MONO, OK, esc, frame
+from .live import WidgetLive
 from .schema_widgets import Collected, SchemaWidget, schema_widget
 
 if TYPE_CHECKING:
@@ -98,7 +99,8 @@ class ToolForm(W.VBox):
         if not collected.ok:
             return
         try:
-            submitted = self.agent.submit(self.tool_name, collected.value)
+            live = WidgetLive(collected.value, self.output)  # exec's output streams into the result area
+            submitted = self.agent.submit_watched(self.tool_name, collected.value, live)
         except Exception as exc:
             # A broken tools.toml, a tool since disabled, a closed agent. An exception raised in a
             # widget callback only reaches the browser's log, so it is shown where the result goes.

@@ -31,6 +31,7 @@ HELP = [
     ("dry-run [DIR]", "validate the configuration: every problem as FILE:LINE: message"),
     ("restart", "re-read the whole configuration, as a fresh load would"),
     ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
+    ("context", "what the agent sees of its opened files and pinned sections"),
     ("session", "the session tool calls belong to"),
     ("help", "this list"),
 ]
@@ -62,6 +63,7 @@ class CireilMagics:
             "dry-run": self.dry_run,
             "restart": self.restart,
             "ui": self.ui,
+            "context": self.context,
             "session": self.session,
             "help": self.help,
         }
@@ -180,6 +182,10 @@ class CireilMagics:
             raise UsageError("`%cireil session` takes no argument yet: switching sessions is not available")
         agent = self.require_agent()
         display(SessionCard(agent.slug, agent.session))
+
+    def context(self, args: list[str]) -> None:
+        _no_args(args, "context")
+        display(self.require_agent().context())
 
     def help(self, args: list[str]) -> None:
         _no_args(args, "help")

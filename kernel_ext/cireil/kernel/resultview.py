@@ -50,6 +50,10 @@ class ResultView(W.VBox):
             button.disabled = False
 
     def run(self, action: Action) -> None:
+        if not action.tool:  # a dismiss action (Discard): no call, the offers go away
+            self.buttons.children = []
+            self.status.value = f"{html.escape(action.label)}: dismissed, nothing was run"
+            return
         for button in self.buttons.children:
             button.disabled = True
         self.status.value = f"running {html.escape(action.tool)}…"

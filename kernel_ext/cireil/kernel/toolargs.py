@@ -112,10 +112,16 @@ def parse_args(
     line: str,
     *,
     main_arg: str | None = None,
+    rest_arg: str | None = None,
     strings: Iterable[str] = (),
     tool: str = "this tool",
 ) -> dict[str, Any]:
-    """Parse a magic's argument line; raises UsageError (one line) for malformed input only."""
+    """Parse a magic's argument line; raises UsageError (one line) for malformed input only.
+
+    With `rest_arg`, every word after the main argument is one item of that list, as the shell would
+    pass it (quotes removed, never decoded, `key=value` included): `%cireil_exec env A=1 ls` runs
+    env with ["A=1", "ls"]. Named arguments must then come before the main argument.
+    """
     stripped = line.strip()
     if stripped.startswith("{"):
         try:
@@ -128,7 +134,11 @@ def parse_args(
     strings = frozenset(strings)
     args: dict[str, Any] = {}
     bare: Token | None = None
+    rest: list[str] | None = None
     for token in tokenize(stripped):
+        if rest is not None:
+            rest.append(token.text)
+            continue
         pair = _split_key(token)
         if pair is None:
             if main_arg is None:
@@ -142,8 +152,14 @@ def parse_args(
                 )
             bare = token
             pair = (main_arg, token)
+            if rest_arg is not None:
+                rest = []
         key, value = pair
         if key in args:
             raise UsageError(f"argument {key!r} is given twice")
         args[key] = decode_value(value, as_string=key in strings)
+    if rest:
+        if rest_arg in args:
+            raise UsageError(f"{rest_arg} is given twice: as {rest_arg}= and as words after {main_arg}")
+        args[rest_arg] = rest
     return args

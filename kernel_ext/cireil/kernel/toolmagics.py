@@ -16,6 +16,7 @@ from IPython.core.magic import no_var_expand
 
 from ..runtime.errors import CireilError
 from . import magictable
+from .live import call_live
 from .toolargs import parse_args, string_params
 from .views import magic_usage
 
@@ -36,9 +37,15 @@ def usage_doc(tool: Tool) -> str:
     schema = tool.parameters
     required = set(schema.get("required", []))
     main = f" {tool.main_arg.upper()}" if tool.main_arg else ""
-    lines = [f"%{tool.magic_name}{main} [key=value ...]   or   %{tool.magic_name} {{JSON object}}"]
+    words = f"{main} [key=value ...]"
+    if tool.rest_arg:  # every word after the main argument belongs to the list, so named ones go first
+        words = f" [key=value ...]{main} [{tool.rest_arg.upper()} ...]"
+    lines = [f"%{tool.magic_name}{words}   or   %{tool.magic_name} {{JSON object}}"]
     if tool.body_arg:
-        lines.append(f"{magic_usage(tool)} [key=value ...]   with the cell body as `{tool.body_arg}`")
+        cell = f"%%{tool.magic_name}{words}" if tool.rest_arg else f"{magic_usage(tool)} [key=value ...]"
+        lines.append(f"{cell}   with the cell body as `{tool.body_arg}`")
+    if tool.parse_body is not None and tool.parse_body.__doc__:
+        lines.append(f"%%{tool.magic_name} ...   with a cell body: {tool.parse_body.__doc__.strip()}")
     lines += ["", tool.description, "", "Parameters:"]
     for name, spec in schema.get("properties", {}).items():
         kind = spec.get("type") or "any"
@@ -83,7 +90,7 @@ class ToolMagics:
         for name, tool in wanted.items():
             if name in self._registered:
                 continue
-            cell = tool.body_arg is not None
+            cell = tool.body_arg is not None or tool.parse_body is not None
             taken = magictable.clash(self._shell, name, ("line", "cell") if cell else ("line",))
             if taken is not None:
                 if self.refused.get(tool.name) != taken:  # say it once, not at every sync
@@ -119,13 +126,25 @@ class ToolMagics:
         agent = self._agent()
         if agent is None:
             raise UsageError("no agent is loaded: run `%cireil load DIR` first")
-        args = parse_args(line, main_arg=tool.main_arg, strings=string_params(tool.parameters), tool=tool.magic_name)
-        if body is not None and tool.body_arg is not None:
+        if body is not None and tool.parse_body is not None:  # the tool reads its own cell syntax
+            try:
+                args = tool.parse_body(line, body)
+            except ValueError as exc:
+                raise UsageError(f"%%{tool.magic_name}: {exc}") from None
+        else:
+            args = parse_args(
+                line,
+                main_arg=tool.main_arg,
+                rest_arg=tool.rest_arg,
+                strings=string_params(tool.parameters),
+                tool=tool.magic_name,
+            )
+        if body is not None and tool.body_arg is not None and tool.parse_body is None:
             if tool.body_arg in args:
                 raise UsageError(f"{tool.body_arg} is given twice: in the magic's line and as the cell body")
             args[tool.body_arg] = body
         try:
-            result = agent.call(tool.name, args)
+            result = call_live(agent, tool.name, args)  # agent.call, with exec's output streaming in live
         except CireilError as exc:
             raise UsageError(str(exc)) from None
         finally:

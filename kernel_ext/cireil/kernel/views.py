@@ -38,7 +38,7 @@ def _first_sentence(text: str, limit: int = 90) -> str:
 def magic_usage(tool: Tool) -> str:
     """How the tool's magic is written, e.g. `%cireil_list_dir PATH` or `%%cireil_write PATH` + body."""
     main = f" {tool.main_arg.upper()}" if tool.main_arg else ""
-    if tool.body_arg:
+    if tool.body_arg or tool.parse_body:
         return f"%%{tool.magic_name}{main}"
     return f"%{tool.magic_name}{main}"
 

@@ -22,7 +22,14 @@ if TYPE_CHECKING:
 _VIEWS = {
     "list-dir": "list_dir",
     "session-info": "session_info",
+    "edit": "edit",
     "write": "write",
+    "exec": "exec",
+    "read": "read",
+    "open-file": "open_file",
+    "read-sections": "read_sections",
+    "close-file": "close_file",
+    "read-skill": "read_skill",
 }
 
 
@@ -31,7 +38,7 @@ class Action:
     """A follow-up tool call offered on a result, e.g. Apply on an edit preview."""
 
     label: str
-    tool: str
+    tool: str  # "" = dismiss: the buttons go away and nothing is called (Discard on an edit preview)
     args: dict[str, Any] = field(default_factory=dict)
     tooltip: str = ""
     style: str = ""  # "" | "primary" | "success" | "warning" | "danger"
@@ -76,7 +83,8 @@ def generic(result: ToolResult) -> tuple[str, str]:
 
 
 def result_bundle(result: ToolResult) -> dict[str, Any]:
-    if not result.success:
+    # A view module with SHOWS_FAILURES renders its tool's failures itself (exec: a non-zero exit still has output)
+    if not result.success and not getattr(_module(result.tool), "SHOWS_FAILURES", False):
         from .error import render as view
     else:
         view = _view(result.tool) or generic

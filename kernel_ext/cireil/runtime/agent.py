@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import frontmatter, registry
 from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
@@ -28,7 +28,10 @@ from .loop import RUNTIME, Submitted
 from .paths import SandboxPaths
 from .result import ToolResult
 from .session import Session
-from .tool import Tool, ToolContext, execute
+from .tool import Progress, Tool, ToolContext, execute
+
+if TYPE_CHECKING:
+    from .context import OpenedFilesContext
 
 _WATCHED = (TOOLS_FILE, SANDBOX_FILE)
 
@@ -211,6 +214,7 @@ class Agent:
         self._lock = threading.Lock()
         self._pending_notices: list[str] = []
         self.generation = 0  # bumped whenever the enabled tool set changes
+        self.tool_state: dict[str, Any] = {}  # what tools keep between calls (edit's dry-run previews)
         self.closed = False
 
     @classmethod
@@ -332,6 +336,7 @@ class Agent:
             sandbox=snapshot.sandbox,
             tools_config=snapshot.tools_config,
             session=self.session,
+            extra={"tool_state": self.tool_state},
         )
         return tool, args, ctx, notices
 
@@ -344,6 +349,12 @@ class Agent:
         """Start a call on the runtime loop and return at once (what widget buttons use)."""
         return RUNTIME.submit(self._run(*self._begin(tool, arguments, kwargs)))
 
+    def submit_watched(self, tool: str, arguments: Mapping[str, Any] | None, progress: Progress) -> Submitted:
+        """submit() with a watcher of live output (exec's chunks), called on the runtime thread."""
+        found, args, ctx, notices = self._begin(tool, arguments, {})
+        ctx.progress = progress
+        return RUNTIME.submit(self._run(found, args, ctx, notices))
+
     def call(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ToolResult:
         """Run one tool as the agent would and wait for its result. Safe inside a running kernel."""
         return RUNTIME.run(self._run(*self._begin(tool, arguments, kwargs)))
@@ -354,6 +365,12 @@ class Agent:
         if RUNTIME.in_loop_thread():
             return await work
         return await RUNTIME.submit(work).wrapped()
+
+    def context(self) -> OpenedFilesContext:
+        """The opened files and pinned sections exactly as the next model call would show them (§7.2)."""
+        from .context import opened_files_context
+
+        return opened_files_context(self.session, SandboxPaths(self.directory, self._snapshot.sandbox.mounts))
 
     def close(self) -> None:
         self.closed = True

@@ -40,6 +40,13 @@ _IMPLEMENTED: dict[str, str] = {
     "list-dir": "list_dir",
     "write": "write",
     "session-info": "session_info",
+    "edit": "edit",
+    "exec": "exec",
+    "read": "read",
+    "open-file": "open_file",
+    "read-sections": "read_sections",
+    "close-file": "close_file",
+    "read-skill": "read_skill",
 }
 
 

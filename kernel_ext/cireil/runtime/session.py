@@ -14,7 +14,10 @@ class Session:
     id: str
     platform: str = "remote"
     opened_files: list[str] = field(default_factory=list)
-    active_sections: dict[str, set[str]] = field(default_factory=dict)
+    # path -> pinned section ids, in the order they were activated (the context renders them so)
+    active_sections: dict[str, list[str]] = field(default_factory=dict)
+    # media read by the agent, queued for its next model call: {type, mediaType, path, data}
+    pending_media: list[dict] = field(default_factory=list)
 
     def forget_sections(self, sandbox_path: str) -> None:
         """After a successful write the file renders whole again if it is still open (reference §3)."""

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from .session import Session
 
 Runner = Callable[[dict, "ToolContext"], Awaitable[dict]]
+# Live output of a running call, e.g. exec's ("stdout" | "stderr", raw bytes); called on the runtime loop.
+Progress = Callable[[str, bytes], None]
+
+
+def no_progress(stream: str, data: bytes) -> None:
+    """The default: nobody is watching."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,12 @@ class Tool:
     main_arg: str | None = None  # the argument a bare word fills: `%cireil_list_dir /workspace`
     body_arg: str | None = None  # the argument a cell body fills: `%%cireil_write PATH` + content
     origin: str = "built-in"
+    # rewrites raw arguments before validation (accepting a legacy argument form); None = as given
+    prepare: Callable[[Any], Any] | None = None
+    # builds the arguments from a cell's line and body when the body is richer than one argument
+    # (edit's SEARCH/REPLACE blocks); raises ValueError with a one-line message for malformed input
+    parse_body: Callable[[str, str], dict] | None = None
+    rest_arg: str | None = None  # the list further bare words fill, verbatim: `%cireil_exec ls -la /workspace`
 
     def __repr__(self) -> str:
         return f"<Tool {self.name} ({self.origin})>"
@@ -65,6 +77,7 @@ class ToolContext:
     tools_config: ToolsConfig
     session: Session
     extra: dict[str, Any] = field(default_factory=dict)
+    progress: Progress = no_progress  # set by a caller that shows output live (magics, widget forms)
 
 
 async def execute(tool: Tool, args: Any, ctx: ToolContext) -> dict:
@@ -72,6 +85,8 @@ async def execute(tool: Tool, args: Any, ctx: ToolContext) -> dict:
 
     Cancellation is not a failure: it propagates so that the caller's interrupt stays an interrupt.
     """
+    if tool.prepare is not None:
+        args = tool.prepare(args)
     clean, issues = tool.params.validate(args if args is not None else {})
     if issues:
         return {"error": str(issues[0]), "issues": [i.as_dict() for i in issues], "success": False}
