@@ -146,22 +146,24 @@ def test_every_error_of_a_server_is_reported():
     assert sorted(int(m.split(":")[1]) for m in found) == [1, 2, 3, 4, 6]
 
 
-def test_configured_server_fails_load_as_not_available_yet(tmp_path):
+DOWN = "http://127.0.0.1:9/mcp"  # nothing listens on the discard port: refused at once
+
+
+def test_a_server_that_is_down_fails_load_and_dry_run_at_its_line(tmp_path):
     agent = make_agent(tmp_path)
-    (agent / "config" / "mcp.toml").write_text("# servers\n\n" + server("metacog"))
+    (agent / "config" / "mcp.toml").write_text("# servers\n\n" + server("metacog", DOWN))
     report = cireil.dry_run(agent)
-    assert [str(i) for i in report.errors] == [
-        "config/mcp.toml:3: server 'metacog': MCP tool discovery is not available in this version of cireil yet; "
-        "remove the server to load this agent"
-    ]
-    with pytest.raises(ConfigError) as info:
+    assert len(report.errors) == 1
+    assert str(report.errors[0]).startswith(
+        f"config/mcp.toml:3: server 'metacog': cannot initialize or list tools at {DOWN}: cannot reach {DOWN}"
+    )
+    with pytest.raises(ConfigError, match="server 'metacog': cannot initialize or list tools"):
         cireil.load(agent)
-    assert "not available in this version of cireil yet" in str(info.value)
 
 
 def test_mcp_tool_of_a_configured_server_in_tools_toml(tmp_path):
     agent = make_agent(tmp_path, "list-dir = true\nmcp__metacog__feel = true\n")
-    (agent / "config" / "mcp.toml").write_text(server("metacog"))
+    (agent / "config" / "mcp.toml").write_text(server("metacog", DOWN))
     found = [str(i) for i in cireil.dry_run(agent).errors]
     assert "config/tools.toml:2: unknown tool 'mcp__metacog__feel': server 'metacog' does not advertise it" in found
 

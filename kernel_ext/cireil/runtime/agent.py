@@ -32,6 +32,7 @@ from .tool import Progress, Tool, ToolContext, execute
 
 if TYPE_CHECKING:
     from .context import OpenedFilesContext
+    from .mcp.discovery import Discovered
 
 _WATCHED = (TOOLS_FILE, SANDBOX_FILE)
 
@@ -56,6 +57,7 @@ class Snapshot:
     tools: dict[str, Tool]  # enabled tools, in tools.toml order
     fingerprints: dict[str, bytes | None]
     warnings: list[ConfigIssue] = field(default_factory=list)
+    mcp: Discovered | None = None  # the connections and tools found at load; fixed until restart
 
 
 @dataclass
@@ -128,6 +130,13 @@ def _content_warnings(layout: AgentLayout, *, skills: bool) -> list[ConfigIssue]
     return out
 
 
+def _discover(servers: list[McpServer], source: Any) -> Discovered:
+    """Connect to every server and list its tools, blocking (load is synchronous); httpx loads only here."""
+    from .mcp.discovery import discover
+
+    return RUNTIME.run(discover(servers, lambda server, message: source.issue(("servers", server.name), message)))
+
+
 def read_config(
     layout: AgentLayout,
     *,
@@ -135,13 +144,16 @@ def read_config(
     with_skills: bool = False,
     extra_tools: Mapping[str, Tool] | None = None,
     mcp_servers: list[McpServer] | None = None,
+    mcp: Discovered | None = None,
 ) -> tuple[Snapshot | None, list[ConfigIssue]]:
     """Read and validate every configuration file; all problems are collected, none is raised.
 
     `extra_tools` are tools defined in Python by the caller (a notebook, a test); like plugin
     tools they are enabled only when tools.toml names them, and they never replace a built-in.
     `mcp_servers`, when given, are the servers discovered at load: mcp.toml is then not read again
-    (a change to it needs a restart, spec "Reload").
+    (a change to it needs a restart, spec "Reload") and `mcp` holds the tools discovered then.
+    Otherwise every server is connected and its tools listed; the caller owns the connections of
+    the snapshot returned (when none is returned, they are already closed).
     """
     issues: list[ConfigIssue] = []
     extra = dict(extra_tools or {})
@@ -149,25 +161,28 @@ def read_config(
     tools_src = _read(layout, TOOLS_FILE, issues)
     sandbox_cfg, sandbox_issues = parse_sandbox_config(_read(layout, SANDBOX_FILE, issues), layout.slug)
     issues += sandbox_issues
+    fresh = mcp_servers is None  # connections opened here are closed here when the config is broken
     if mcp_servers is None:
         mcp_src = _read(layout, MCP_FILE, issues)
         mcp_servers, mcp_issues = parse_mcp_config(mcp_src)
         issues += mcp_issues
-        for server in mcp_servers:
-            assert mcp_src is not None
-            issues.append(
-                mcp_src.issue(
-                    ("servers", server.name),
-                    f"server '{server.name}': MCP tool discovery is not available in this "
-                    "version of cireil yet; remove the server to load this agent",
-                )
-            )
+        if mcp_servers and not mcp_issues:
+            mcp = _discover(mcp_servers, mcp_src)
+            issues += mcp.issues
+    mcp_tools = mcp.tools if mcp else {}
+    if layout.runtime_root is not None:  # plugins.toml lives in the runtime root; imported only then
+        from .plugins.loader import load_plugins
+
+        plugins = load_plugins(layout.directory, layout.runtime_root, set(extra))
+        issues += plugins.issues
+        # a plugin may replace a built-in (allowOverride): it comes first, as Python-defined tools do
+        extra = {**plugins.tools, **extra}
     tools_cfg = ToolsConfig()
     if tools_src is not None:
         tools_cfg, tool_issues = parse_tools_config(
             tools_src,
-            known=(*registry.BUILTIN_NAMES, *extra),
-            available=(*registry.implemented_names(), *extra),
+            known=(*registry.BUILTIN_NAMES, *extra, *mcp_tools),
+            available=(*registry.implemented_names(), *extra, *mcp_tools),
             mcp_servers=[s.name for s in mcp_servers],
         )
         issues += tool_issues
@@ -176,10 +191,25 @@ def read_config(
     if with_content:
         issues += _content_warnings(layout, skills=with_skills)
     if any(i.severity == "error" for i in issues):
+        if fresh:
+            _close_mcp(mcp)
         return None, issues
-    tools = {name: extra[name] if name in extra else registry.builtin(name) for name in tools_cfg.enabled_names}
+    tools = {name: _resolve(name, extra, mcp_tools) for name in tools_cfg.enabled_names}
     warnings = [i for i in issues if i.severity == "warning"]
-    return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings), issues
+    return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp), issues
+
+
+def _resolve(name: str, extra: Mapping[str, Tool], mcp_tools: Mapping[str, Tool]) -> Tool:
+    if name in extra:
+        return extra[name]
+    if name in mcp_tools:
+        return mcp_tools[name]
+    return registry.builtin(name)
+
+
+def _close_mcp(found: Discovered | None) -> None:
+    if found is not None and found.clients:
+        RUNTIME.run(found.close())
 
 
 def _check_extra(tools: Iterable[Tool]) -> dict[str, Tool]:
@@ -200,6 +230,8 @@ def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     except ConfigError as exc:
         return DryRunReport(Path(path).absolute(), exc.issues, [])
     snapshot, issues = read_config(layout, with_skills=True, extra_tools=_check_extra(tools))
+    if snapshot is not None:
+        _close_mcp(snapshot.mcp)  # dry-run discovers, never calls
     return DryRunReport(layout.directory, issues, list(snapshot.tools.values()) if snapshot else [])
 
 
@@ -263,6 +295,7 @@ class Agent:
                 with_content=False,
                 extra_tools=self.extra_tools,
                 mcp_servers=old.mcp_servers,  # MCP definitions stay fixed until restart
+                mcp=old.mcp,
             )
             if snapshot is None:
                 self._pending_notices = notices
@@ -283,7 +316,8 @@ class Agent:
         with self._lock:
             if list(snapshot.tools) != list(self._snapshot.tools):
                 self.generation += 1
-            self._snapshot = snapshot
+            old, self._snapshot = self._snapshot, snapshot
+        _close_mcp(old.mcp)
 
     def dry_run(self) -> DryRunReport:
         return dry_run(self.directory, tools=self.extra_tools.values())
@@ -314,7 +348,8 @@ class Agent:
         enabled = list(snapshot.tools)
         close = difflib.get_close_matches(name, enabled, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        known = name in registry.BUILTIN_NAMES or name in self.extra_tools
+        mcp_tools = snapshot.mcp.tools if snapshot.mcp else {}
+        known = name in registry.BUILTIN_NAMES or name in self.extra_tools or name in mcp_tools
         state = "not enabled in config/tools.toml" if known else "unknown"
         raise UnknownToolError(
             f"tool '{name}' is {state} for agent '{self.slug}'{hint}; enabled: {', '.join(enabled) or 'none'}"
@@ -373,4 +408,7 @@ class Agent:
         return opened_files_context(self.session, SandboxPaths(self.directory, self._snapshot.sandbox.mounts))
 
     def close(self) -> None:
-        self.closed = True
+        """Stop using this agent; its MCP connections are closed (their sessions deleted)."""
+        if not self.closed:
+            self.closed = True
+            _close_mcp(self._snapshot.mcp)

@@ -290,6 +290,25 @@ class Object(Field):
         return clean, issues
 
 
+@dataclass
+class RawObject(Object):
+    """Parameters described by a JSON Schema made elsewhere (an MCP server's inputSchema), passed on as is.
+
+    Only "an object" is checked here: the schema's owner validates the rest, and re-implementing
+    JSON Schema to refuse what the server would accept helps nobody.
+    """
+
+    raw: dict = field(default_factory=dict)
+
+    def schema(self) -> dict:
+        return json.loads(json.dumps(self.raw))  # a copy: callers may annotate what they get
+
+    def _validate(self, value: Any, path: tuple) -> tuple[Any, list[Issue]]:
+        if not isinstance(value, Mapping):
+            return value, self._type_issue(value, path)
+        return dict(value), []
+
+
 def Params(**properties: Field) -> Object:
     """The parameter model of a tool: a strict object whose fields are the keyword arguments."""
     return Object(properties=properties)

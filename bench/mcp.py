@@ -1,0 +1,126 @@
+"""MCP tool calls and discovery: our client against the official SDK's client, in the same run.
+
+    python bench/mcp.py [--calls 500] [--tools 200] [--runs 10]
+
+(a) `--calls` sequential tools/call round trips (`add`) against one local SDK server (stateful, SSE
+    and JSON response modes), our client and the SDK's `mcp.Client` (legacy handshake, the one both
+    speak) interleaved call by call so that machine noise hits both alike; medians per call and the
+    ratio. Target: ours at most 0.7x the SDK client's time per call. Also the whole tool path
+    (`agent.call`: validation, result dict, runtime thread hop) for scale.
+(b) discovery (connect, initialize, list every tool) of a server with `--tools` tools: medians of
+    `--runs` fresh connections, ours and the SDK's.
+Needs the test extra (`mcp`). Servers listen on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# This file is named mcp.py: its folder must not shadow the SDK package `mcp` it compares against
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE.parent / "tests"))
+
+import cireil  # noqa: E402
+from cireil.runtime.config.mcp_config import McpServer  # noqa: E402
+from cireil.runtime.mcp.client import McpClient  # noqa: E402
+from mcp_peers.launch import mcp_toml, sdk_server  # noqa: E402
+
+
+async def calls(url: str, n: int) -> tuple[float, float, float, float]:
+    """Median wall ms per call, ours and the SDK's; then client CPU ms per call (this process only: the
+    server runs in another), ours and the SDK's."""
+    from mcp import Client
+
+    ours = McpClient(McpServer("bench", url))
+    await ours.connect()
+    ours_ms: list[float] = []
+    sdk_ms: list[float] = []
+    cpu = [0.0, 0.0]
+    async with Client(url, mode="legacy") as sdk:
+        for i in range(10):  # warm-up: connections, caches
+            await ours.call_tool("add", {"a": i, "b": 1})
+            await sdk.call_tool("add", {"a": i, "b": 1})
+        for i in range(n):
+            started, cpu_started = time.perf_counter(), time.process_time()
+            mine = await ours.call_tool("add", {"a": i, "b": 1})
+            ours_ms.append((time.perf_counter() - started) * 1000)
+            cpu[0] += time.process_time() - cpu_started
+            started, cpu_started = time.perf_counter(), time.process_time()
+            theirs = await sdk.call_tool("add", {"a": i, "b": 1})
+            sdk_ms.append((time.perf_counter() - started) * 1000)
+            cpu[1] += time.process_time() - cpu_started
+            assert mine["content"][0]["text"] == theirs.content[0].text == str(i + 1)
+    await ours.close()
+    return statistics.median(ours_ms), statistics.median(sdk_ms), cpu[0] * 1000 / n, cpu[1] * 1000 / n
+
+
+def tool_path(url: str, n: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        agent_dir = Path(tmp) / "benchagent"
+        (agent_dir / "config").mkdir(parents=True)
+        (agent_dir / "config" / "tools.toml").write_text("mcp__bench__add = true\n")
+        (agent_dir / "config" / "mcp.toml").write_text(mcp_toml({"bench": url}))
+        agent = cireil.load(agent_dir)
+        try:
+            times = []
+            for i in range(n):
+                started = time.perf_counter()
+                assert agent.call("mcp__bench__add", a=i, b=1).success
+                times.append((time.perf_counter() - started) * 1000)
+            return statistics.median(times)
+        finally:
+            agent.close()
+
+
+async def discovery(url: str, runs: int, expected: int) -> tuple[float, float]:
+    from mcp import Client
+
+    ours_ms, sdk_ms = [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        client = McpClient(McpServer("bench", url))
+        assert len(await client.connect()) >= expected
+        ours_ms.append((time.perf_counter() - started) * 1000)
+        await client.close()
+        started = time.perf_counter()
+        async with Client(url, mode="legacy") as sdk:
+            assert len((await sdk.list_tools()).tools) >= expected
+            sdk_ms.append((time.perf_counter() - started) * 1000)
+    return statistics.median(ours_ms), statistics.median(sdk_ms)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--tools", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=10)
+    opts = parser.parse_args()
+    print(f"(a) {opts.calls} sequential tools/call round trips, ms per call (median)")
+    for mode, flags in (("SSE", ()), ("JSON", ("--json",))):
+        with sdk_server(*flags) as url:
+            ours, sdk, ours_cpu, sdk_cpu = asyncio.run(calls(url, opts.calls))
+            path = tool_path(url, min(opts.calls, 200))
+        verdict = "ok" if ours <= 0.7 * sdk else "MISSED (target <= 0.7x)"
+        print(
+            f"    {mode:4} stateful: ours {ours:.2f}  SDK client {sdk:.2f}  ratio {ours / sdk:.2f}x  {verdict}"
+            f"   | agent.call (whole tool path) {path:.2f}"
+        )
+        print(
+            f"               client CPU per call: ours {ours_cpu:.2f}  SDK client {sdk_cpu:.2f}"
+            f"  ratio {ours_cpu / sdk_cpu:.2f}x (the rest of each call is the server's time, the same for both)"
+        )
+    print(f"(b) discovery of a server with {opts.tools} tools (connect + initialize + list), ms (median)")
+    with sdk_server("--many", str(opts.tools)) as url:
+        ours, sdk = asyncio.run(discovery(url, opts.runs, opts.tools))
+    print(f"    ours {ours:.1f}  SDK client {sdk:.1f}  ratio {ours / sdk:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""An MCP server seen as a tool provider: connect and list its tools, then call them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import httpx
+
+from ..config.mcp_config import McpServer
+from .errors import McpError
+from .transport import Transport
+
+T = TypeVar("T")
+MAX_PAGES = 100  # servers that hand back the same cursor forever must not hang discovery
+
+
+class McpClient:
+    def __init__(self, server: McpServer) -> None:
+        self.server = server
+        self.transport = Transport(server.url, server.headers)
+        self.instructions: str = ""
+
+    @property
+    def timeout_s(self) -> float:
+        return self.server.timeout / 1000
+
+    async def connect(self) -> list[dict]:
+        """Initialize and list every tool, all within the server's one timeout."""
+
+        async def work() -> list[dict]:
+            result = await self.transport.initialize()
+            instructions = result.get("instructions")
+            self.instructions = instructions.strip() if isinstance(instructions, str) else ""
+            return await self._list_tools()
+
+        return await self._bounded(work, "connecting and listing tools")
+
+    async def _list_tools(self) -> list[dict]:
+        tools: list[dict] = []
+        cursor: Any = None
+        for _ in range(MAX_PAGES):
+            result = await self.transport.request("tools/list", {"cursor": cursor} if cursor is not None else None)
+            page = result.get("tools")
+            if not isinstance(page, list) or not all(isinstance(t, dict) for t in page):
+                raise McpError("tools/list result has no list of tools")
+            tools += page
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return tools
+        raise McpError(f"tools/list still had more pages after {MAX_PAGES}; stopped")
+
+    async def call_tool(self, name: str, arguments: dict) -> dict:
+        """The result as the agent sees it: content blocks and structuredContent as JSON, isError -> failure."""
+        result = await self._bounded(
+            lambda: self.transport.request("tools/call", {"name": name, "arguments": arguments}), f"calling {name}"
+        )
+        content = result.get("content")
+        out: dict[str, Any] = {"content": content if isinstance(content, list) else []}
+        if "structuredContent" in result:
+            out["structuredContent"] = result["structuredContent"]
+        if result.get("isError") is True:
+            texts = [b.get("text", "") for b in out["content"] if isinstance(b, dict) and b.get("type") == "text"]
+            out["error"] = "\n".join(t for t in texts if t) or f"{name} reported an error"
+            out["success"] = False
+        return out
+
+    async def _bounded(self, work: Callable[[], Awaitable[T]], what: str) -> T:
+        """One overall deadline; network and protocol failures become McpError naming the server."""
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                return await work()
+        except TimeoutError:
+            raise McpError(
+                f"timed out after {self.server.timeout} ms {what} (the remote operation may still have taken effect)"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise McpError(f"cannot reach {self.server.url}: {exc or type(exc).__name__}") from None
+
+    async def close(self) -> None:
+        await self.transport.close()

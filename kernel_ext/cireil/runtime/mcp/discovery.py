@@ -1,0 +1,101 @@
+"""Discovery at load: every configured server connected, its tools turned into cireil Tools."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..config.mcp_config import McpServer
+from ..errors import ConfigIssue, ToolError
+from ..params import RawObject
+from ..tool import Tool, ToolContext
+from .client import McpClient
+from .errors import McpError
+from .naming import MAX_NAME, local_name
+
+IssueAt = Callable[[McpServer, str], ConfigIssue]
+
+
+@dataclass
+class Discovered:
+    """What load found: tools by local name, and the live connections they call through."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+    clients: list[McpClient] = field(default_factory=list)
+    issues: list[ConfigIssue] = field(default_factory=list)
+
+    async def close(self) -> None:
+        await asyncio.gather(*(c.close() for c in self.clients), return_exceptions=True)
+
+
+async def discover(servers: list[McpServer], issue_at: IssueAt) -> Discovered:
+    found = Discovered(clients=[McpClient(s) for s in servers])
+    try:
+        listings = await asyncio.gather(*(_connect(c) for c in found.clients))
+    except BaseException:
+        await found.close()  # an interrupted load leaves no sessions behind
+        raise
+    for client, listing in zip(found.clients, listings, strict=True):
+        if isinstance(listing, str):
+            found.issues.append(issue_at(client.server, f"server '{client.server.name}': {listing}"))
+            continue
+        _add_tools(found, client, listing, issue_at)
+    return found
+
+
+async def _connect(client: McpClient) -> list[dict] | str:
+    try:
+        return await client.connect()
+    except McpError as exc:
+        return f"cannot initialize or list tools at {client.server.url}: {exc}"
+
+
+def _add_tools(found: Discovered, client: McpClient, listing: list[dict], issue_at: IssueAt) -> None:
+    server = client.server
+    remote_of: dict[str, str] = {}
+    for spec in listing:
+        remote = spec.get("name")
+        if not isinstance(remote, str) or not remote:
+            found.issues.append(issue_at(server, f"server '{server.name}' lists a tool without a name"))
+            continue
+        name = local_name(server.name, remote)
+        if len(name) > MAX_NAME:
+            found.issues.append(
+                issue_at(
+                    server,
+                    f"server '{server.name}': tool '{remote}' would be named '{name}', over {MAX_NAME} characters",
+                )
+            )
+            continue
+        if name in remote_of or name in found.tools:
+            other = remote_of.get(name, name)
+            found.issues.append(
+                issue_at(server, f"server '{server.name}': tools '{other}' and '{remote}' would both be named '{name}'")
+            )
+            continue
+        remote_of[name] = remote
+        found.tools[name] = _tool(client, name, remote, spec)
+
+
+def _tool(client: McpClient, name: str, remote: str, spec: dict) -> Tool:
+    schema = spec.get("inputSchema")
+    if not isinstance(schema, dict):
+        schema = {"type": "object", "properties": {}}
+    description = spec.get("description") if isinstance(spec.get("description"), str) else ""
+    if client.instructions:
+        description = f"{description}\n\nServer instructions ({client.server.name}):\n{client.instructions}".strip()
+
+    async def run(args: dict, ctx: ToolContext) -> dict:
+        try:
+            return await client.call_tool(remote, args)
+        except McpError as exc:
+            raise ToolError(f"MCP server '{client.server.name}': {exc}") from None
+
+    return Tool(
+        name=name,
+        description=description or f"{remote} (from MCP server '{client.server.name}')",
+        params=RawObject(raw=schema),
+        run=run,
+        origin=f"mcp:{client.server.name}",
+    )

@@ -1,0 +1,69 @@
+"""JSON-RPC 2.0 messages as MCP uses them: building them, and telling one kind from another."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import McpError, McpRemoteError
+
+
+def request(rid: int, method: str, params: dict | None) -> bytes:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        body["params"] = params
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def notification(method: str, params: dict | None = None) -> bytes:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        body["params"] = params
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def response(rid: Any, result: dict | None = None, error: dict | None = None) -> bytes:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
+    if error is not None:
+        body["error"] = error
+    else:
+        body["result"] = result if result is not None else {}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def decode(text: str) -> list[dict]:
+    """One message or (2025-03-26) a batch array; anything else is a protocol error."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise McpError(f"server sent invalid JSON ({exc}): {text[:200]!r}") from None
+    items = value if isinstance(value, list) else [value]
+    if not all(isinstance(item, dict) for item in items):
+        raise McpError(f"server sent something that is not a JSON-RPC message: {text[:200]!r}")
+    return items
+
+
+def is_response(message: dict) -> bool:
+    return "method" not in message and ("result" in message or "error" in message)
+
+
+def outcome(message: dict) -> dict:
+    """The result of a response, or its error raised."""
+    if "error" in message:
+        error = message["error"] if isinstance(message["error"], dict) else {}
+        raise McpRemoteError(error.get("code"), str(error.get("message", message["error"])))
+    result = message["result"]
+    if not isinstance(result, dict):
+        raise McpError(f"server sent a result that is not an object: {str(result)[:200]}")
+    return result
+
+
+def error_in_body(text: str) -> str | None:
+    """The JSON-RPC error message an HTTP error body may carry (its id is often null or odd: ignore it)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and isinstance(value.get("error"), dict):
+        return str(value["error"].get("message", ""))
+    return None

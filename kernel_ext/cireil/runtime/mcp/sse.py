@@ -1,0 +1,80 @@
+"""Incremental Server-Sent Events parsing (WHATWG rules: CRLF, LF or CR line ends)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+@dataclass
+class Event:
+    event: str
+    data: str
+    id: str | None = None
+
+
+class SseParser:
+    """Feed decoded text as it arrives; complete events come out. Comments (keepalives) are dropped here."""
+
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._data: list[str] = []
+        self._event = ""
+        self._id: str | None = None
+        self.retry_ms: int | None = None
+        self.last_id: str | None = None
+
+    def feed(self, text: str) -> Iterator[Event]:
+        self._buffer += text
+        while True:
+            cut = _line_end(self._buffer)
+            if cut is None:
+                return
+            end, skip = cut
+            line = self._buffer[:end]
+            self._buffer = self._buffer[end + skip :]
+            event = self._line(line)
+            if event is not None:
+                yield event
+
+    def finish(self) -> Iterator[Event]:
+        """At the end of the stream: a CR held back as a possible half of CRLF was a line end after all."""
+        if self._buffer.endswith("\r"):
+            yield from self.feed("\n")
+
+    def _line(self, line: str) -> Event | None:
+        if line == "":
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self._id = value
+        elif name == "retry" and value.isdigit():
+            self.retry_ms = int(value)
+        return None
+
+    def _dispatch(self) -> Event | None:
+        data, event, ident = "\n".join(self._data), self._event or "message", self._id
+        self._data, self._event, self._id = [], "", None
+        if ident is not None:
+            self.last_id = ident
+        if not data:
+            return None  # a priming event (an id with empty data) carries no message
+        return Event(event, data, ident)
+
+
+def _line_end(buffer: str) -> tuple[int, int] | None:
+    """Where the first complete line ends and how long its terminator is."""
+    lf, cr = buffer.find("\n"), buffer.find("\r")
+    if cr == -1 or (lf != -1 and lf < cr):
+        return None if lf == -1 else (lf, 1)
+    if cr + 1 == len(buffer):
+        return None  # a lone CR at the end may be the first half of CRLF: wait for more
+    return cr, 2 if buffer[cr + 1] == "\n" else 1

@@ -1,0 +1,134 @@
+"""Importing the plugins plugins.toml lists and collecting their tools, with every refusal as a ConfigIssue."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field, replace
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .. import registry
+from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
+from ..errors import ConfigIssue
+from ..outline import register_extractor, unregister_extractor
+from ..tool import Tool
+from .config import PLUGINS_FILE, PluginEntry, parse_plugins_config
+from .model import Plugin
+
+GROUP = "cireil.plugins"
+
+
+@dataclass
+class LoadedPlugins:
+    tools: dict[str, Tool] = field(default_factory=dict)
+    issues: list[ConfigIssue] = field(default_factory=list)
+
+
+def load_plugins(agent_dir: Path, runtime_root: Path | None, taken: set[str]) -> LoadedPlugins:
+    """The tools of every listed plugin. `taken` are names already used by tools defined in Python."""
+    out = LoadedPlugins()
+    if runtime_root is None:
+        return out  # an agent outside <root>/agents/ has no runtime root, hence no plugins.toml
+    try:
+        source = read_toml(agent_dir, PLUGINS_FILE)
+    except TomlSyntaxError as exc:
+        out.issues.append(exc.issue)
+        return out
+    entries, out.issues = parse_plugins_config(source)
+    owner: dict[str, str] = {}
+    for entry in entries:
+        assert source is not None
+        where = ("plugins", entry.index)
+        try:
+            plugin = _import(entry, runtime_root)
+        except Exception as exc:  # any failure of foreign code: name the plugin and what went wrong
+            out.issues.append(source.issue(where, f"{entry.label} failed to import: {type(exc).__name__}: {exc}"))
+            continue
+        _collect(plugin, entry, source, owner, taken, out)
+    return out
+
+
+def _collect(
+    plugin: Plugin, entry: PluginEntry, source: TomlSource, owner: dict[str, str], taken: set[str], out: LoadedPlugins
+) -> None:
+    where = ("plugins", entry.index)
+    for tool in plugin.tools:
+        if not isinstance(tool, Tool):
+            out.issues.append(
+                source.issue(where, f"plugin '{plugin.name}' provides {tool!r}, which is not a cireil.Tool")
+            )
+            continue
+        if tool.name in owner:
+            out.issues.append(
+                source.issue(where, f"plugins '{owner[tool.name]}' and '{plugin.name}' both provide tool '{tool.name}'")
+            )
+            continue
+        if tool.name in taken:
+            out.issues.append(
+                source.issue(where, f"plugin '{plugin.name}': tool '{tool.name}' is also defined in Python")
+            )
+            continue
+        if tool.name in registry.BUILTIN_NAMES and not entry.allow_override:
+            out.issues.append(
+                source.issue(
+                    where,
+                    f"plugin '{plugin.name}': tool '{tool.name}' has the name of a built-in tool; "
+                    "set allowOverride = true in this entry to replace it",
+                )
+            )
+            continue
+        owner[tool.name] = plugin.name
+        out.tools[tool.name] = replace(tool, origin=f"plugin:{plugin.name}")
+    for extractor in plugin.extractors:
+        unregister_extractor(extractor.name)  # loading again (restart, another agent) must not stack copies
+        register_extractor(extractor)
+
+
+def _import(entry: PluginEntry, runtime_root: Path) -> Plugin:
+    if entry.package is not None:
+        found = entry_points(group=GROUP, name=entry.package)
+        if not found:
+            raise LookupError(f"no installed package provides entry point '{entry.package}' in group '{GROUP}'")
+        provided = next(iter(found)).load()
+    else:
+        assert entry.name is not None
+        provided = _local_module(runtime_root / "plugins" / entry.name, entry.name)
+    return _as_plugin(provided)
+
+
+def _local_module(folder: Path, name: str) -> ModuleType:
+    init = folder / "__init__.py"
+    if not init.is_file():
+        raise FileNotFoundError(f"{init} does not exist (a local plugin is a folder with an __init__.py)")
+    # one module per folder: two runtime roots may each have a plugin of the same name
+    digest = hashlib.blake2b(str(folder.resolve()).encode(), digest_size=6).hexdigest()
+    module_name = f"cireil_local_plugins.{name.replace('.', '_')}_{digest}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]  # imported once per process, like any Python package
+    spec = importlib.util.spec_from_file_location(module_name, init, submodule_search_locations=[str(folder)])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]  # a fixed plugin must be importable on the next load
+        raise
+    return module
+
+
+def _as_plugin(provided: Any) -> Plugin:
+    """A module exposing `plugin` (a Plugin or a function returning one), or the object itself."""
+    if isinstance(provided, ModuleType):
+        if not hasattr(provided, "plugin"):
+            raise AttributeError(f"module {provided.__name__} has no 'plugin' (a cireil Plugin or a function)")
+        provided = provided.plugin
+    if callable(provided) and not isinstance(provided, Plugin):
+        provided = provided()
+    if not isinstance(provided, Plugin):
+        raise TypeError(f"expected a cireil Plugin, got {type(provided).__name__}")
+    return provided

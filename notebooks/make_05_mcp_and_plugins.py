@@ -1,0 +1,207 @@
+"""Build notebooks/05-mcp-and-plugins.ipynb (run: .venv/bin/python notebooks/make_05_mcp_and_plugins.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbbuild import code, md, write_notebook
+
+OUT = Path(__file__).resolve().parent / "05-mcp-and-plugins.ipynb"
+
+SERVER = '''\
+"""A small MCP server made with the official SDK: three tools, on 127.0.0.1 only."""
+import base64
+import sys
+from typing import TypedDict
+
+from mcp.server import MCPServer
+
+mcp = MCPServer("garden", instructions="Garden helper: use forecast before planning a planting day.")
+
+
+class Forecast(TypedDict):
+    city: str
+    rain_mm: float
+    frost: bool
+
+
+@mcp.tool()
+def forecast(city: str) -> Forecast:
+    """Tomorrow's weather for a city."""
+    return {"city": city, "rain_mm": 2.5, "frost": False}
+
+
+@mcp.tool(name="beds.count")
+def count_beds(rows: int, per_row: int) -> int:
+    """How many beds a grid of rows holds."""
+    return rows * per_row
+
+
+@mcp.tool()
+def leaf():
+    """A tiny picture of a leaf."""
+    from mcp.server.mcpserver import Image
+
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgaPj/HwADgwJ/b5RwMgAAAABJRU5ErkJggg=="
+    )
+    return Image(data=png, format="png")
+
+
+mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+'''
+
+CELLS = [
+    md(
+        "# External tools: MCP servers and plugins\n\n"
+        "Most tools an agent uses come from outside. An **MCP server** offers tools over HTTP (the\n"
+        "*Streamable HTTP* transport); a **plugin** is a Python package or folder that adds tools.\n"
+        "Either way they become ordinary tools here: each gets its `%cireil_<name>` magic and its form,\n"
+        "and must be enabled in `config/tools.toml` by name.\n\n"
+        "In this tutorial you will start a small MCP server, point an agent at it, check the configuration\n"
+        "with a dry-run, call a remote tool by magic and by form, look at the content blocks it returned,\n"
+        "and then load the example plugin."
+    ),
+    md(
+        "## 1. A small MCP server\n\n"
+        "This server is made with the official `mcp` SDK and listens on the loopback interface only. It has\n"
+        "three tools: `forecast` (structured content), `beds.count` (a name with a dot) and `leaf` (an image)."
+    ),
+    code(
+        "import socket\nimport subprocess\nimport sys\nimport tempfile\nimport time\nfrom pathlib import Path\n\n"
+        f"SERVER = '''\\\n{SERVER}'''\n\n"
+        'root = Path(tempfile.mkdtemp(prefix="cireil-tutorial-"))  # a runtime root: agents/, plugins/, config/\n'
+        'server_py = root / "garden_server.py"\n'
+        "server_py.write_text(SERVER)\n\n"
+        "with socket.socket() as s:\n"
+        '    s.bind(("127.0.0.1", 0))\n'
+        "    port = s.getsockname()[1]\n"
+        'quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}\n'
+        "server = subprocess.Popen([sys.executable, str(server_py), str(port)], **quiet)\n"
+        "for _ in range(200):  # wait until it accepts connections\n"
+        "    try:\n"
+        '        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()\n'
+        "        break\n"
+        "    except OSError:\n"
+        "        time.sleep(0.05)\n"
+        'url = f"http://127.0.0.1:{port}/mcp"\n'
+        "url"
+    ),
+    md(
+        "## 2. Tell an agent about it: `config/mcp.toml`\n\n"
+        "Each server is a `[servers.<name>]` table with a `url` and an optional `timeout` in milliseconds\n"
+        "(it covers connecting and listing the tools, and separately each call). Static headers — an\n"
+        "`Authorization` token, say — go in `[servers.<name>.headers]`; headers the transport owns are refused."
+    ),
+    code(
+        "from cireil.runtime.scaffold import init\n\n"
+        'agent_dir = init(root / "agents" / "garden")\n'
+        '(agent_dir / "config" / "mcp.toml").write_text(f"""\\\n'
+        "[servers.garden]\n"
+        'url = "{url}"\n'
+        "timeout = 10000\n"
+        '""")\n'
+        'print((agent_dir / "config" / "mcp.toml").read_text())'
+    ),
+    md(
+        "## 3. Enable a remote tool\n\n"
+        "Remote tools are named `mcp__<server>__<tool>`; characters other than letters, digits, `-` and `_`\n"
+        "become `_` (so `beds.count` is `mcp__garden__beds_count`), while calls still use the remote name.\n"
+        "Like every tool, they are enabled by name in `config/tools.toml`."
+    ),
+    code(
+        'tools_toml = agent_dir / "config" / "tools.toml"\n'
+        '_ = tools_toml.write_text(tools_toml.read_text() + """\n'
+        "mcp__garden__forecast = true\n"
+        "mcp__garden__beds_count = true\n"
+        "mcp__garden__leaf = true\n"
+        '""")'
+    ),
+    md(
+        "A dry-run connects, initializes and lists the server's tools — without calling any — and checks\n"
+        "every name in tools.toml against them. A wrong URL, a server that is down, a redirect or a tool the\n"
+        "server does not offer shows up here, at its line:"
+    ),
+    code("%load_ext cireil\n%cireil dry-run $agent_dir"),
+    code(
+        'tools_toml.write_text(tools_toml.read_text() + "mcp__garden__forcast = false\\n")\n%cireil dry-run $agent_dir'
+    ),
+    code(
+        'tools_toml.write_text(tools_toml.read_text().replace("mcp__garden__forcast = false\\n", ""))\n'
+        "%cireil load $agent_dir\n"
+        "%cireil tools"
+    ),
+    md(
+        "The *origin* column says where each tool comes from. The parameters are the server's own\n"
+        "`inputSchema`, passed on as is; the description carries the server's instructions."
+    ),
+    code(
+        "import cireil\n\n"
+        "agent = cireil.current_agent()\n"
+        'forecast = agent.tool("mcp__garden__forecast")\n'
+        "print(forecast.description)\n"
+        "forecast.parameters"
+    ),
+    md("## 4. Call it: by magic, by form"),
+    code("%cireil_mcp__garden__forecast city=Lisbon"),
+    md(
+        "The view shows each content block (text as text, images inline, resource links as links) and the\n"
+        "`structuredContent` as a collapsible tree. The result the agent gets is the JSON underneath:"
+    ),
+    code('r = agent.call("mcp__garden__forecast", city="Lisbon")\nr.data'),
+    code("%cireil_mcp__garden__leaf"),
+    md(
+        "The form is built from the remote schema. Fill it in and press **Run** (here the cell fills it in\n"
+        "and presses Run itself, so that the tutorial also runs headless)."
+    ),
+    code(
+        "from cireil.kernel.forms import tool_form\n\n"
+        'form = tool_form(agent, "mcp__garden__beds_count")\n'
+        'form.fields["rows"].control.value = 4\n'
+        'form.fields["per_row"].control.value = 6\n'
+        "form.run_button.click()\n"
+        "form.wait(10)\n"
+        "form"
+    ),
+    code('form.last_call.result(0)["content"]'),
+    md(
+        "A failure on the server side (`isError`) is a failed result with the server's content blocks; a\n"
+        "network or protocol failure is a failed result too. Neither raises in your cell:"
+    ),
+    code('agent.call("mcp__garden__beds_count", rows="four", per_row=6)'),
+    md(
+        "Tool definitions stay as discovered until `%cireil restart`: edits to `mcp.toml`, or a server that\n"
+        "changes its tools, need a restart, which connects and discovers again."
+    ),
+    code("%cireil restart"),
+    md(
+        "## 5. Plugins\n\n"
+        "A plugin is Python: a package that exposes a `cireil.plugin.Plugin` through the entry point group\n"
+        "`cireil.plugins`, or a folder under the runtime root's `plugins/`. The runtime root's\n"
+        "`config/plugins.toml` lists them (`name = ...` for a folder, `package = ...` for an entry point).\n"
+        "The example plugin in this repository adds a `word-count` tool and an outline extractor for Org files.\n"
+        "Here it is copied in as a local folder:"
+    ),
+    code(
+        "import shutil\n\n"
+        'example = Path("..", "examples", "plugins", "cireil-example-plugin", "cireil_example_plugin").resolve()\n'
+        'shutil.copytree(example, root / "plugins" / "cireil_example_plugin")\n'
+        '(root / "config").mkdir(exist_ok=True)\n'
+        '(root / "config" / "plugins.toml").write_text(\'[[plugins]]\\nname = "cireil_example_plugin"\\n\')\n'
+        'tools_toml.write_text(tools_toml.read_text() + "word-count = true\\n")\n'
+        "%cireil restart\n"
+        "%cireil tools"
+    ),
+    code("%cireil_word_count 'Plant beans after the last frost.'"),
+    md(
+        "A plugin tool that has the name of a built-in is refused unless its entry says\n"
+        "`allowOverride = true`; two plugins never share a tool name; a plugin that fails to import is\n"
+        "reported with its name and the error, at its line in `plugins.toml`.\n\n"
+        "Finally, stop the server. Loading another agent (or closing this one) closes its MCP sessions."
+    ),
+    code("agent.close()\nserver.terminate()\n_ = server.wait()"),
+]
+
+
+if __name__ == "__main__":
+    write_notebook(OUT, CELLS)
