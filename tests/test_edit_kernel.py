@@ -56,6 +56,6 @@ def test_dry_run_cell_shows_a_patch_and_apply_writes_it(kernel, tmp_path):
     [output] = [o["id"] for o in _opened(run, "OutputModel")]
     click(kernel, buttons["Apply"])
     applied = _wait_html(kernel, output, "Successfully applied dry-run")
-    assert applied["application/json"]["success"] is True
+    assert applied["application/vnd.cireil.result+json"]["success"] is True
     assert applied["text/plain"] == bundle["text/plain"]  # the same body patch, now applied
     assert app.read_text() == 'def greet(name):\n\treturn f"hi {name}!"\n'  # the file's tab is kept

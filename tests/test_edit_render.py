@@ -8,6 +8,7 @@ import pytest
 
 import cireil
 from cireil import render
+from cireil.render.edit import ADDED_BG, REMOVED_BG
 from conftest import make_agent
 
 
@@ -32,10 +33,8 @@ def test_text_is_the_patch_and_html_numbers_and_colors_lines(agent):
     assert "<script" not in html and "<style" not in html
     assert "@@ -8,9 +8,10 @@" in html
     removed = re.search(r'<tr style="background:([^;]+);">(.*?)</tr>', html)
-    assert (
-        removed and "error-color" in removed.group(1) and ">12<" in removed.group(2) and "-line12" in removed.group(2)
-    )
-    assert re.search(r"success-color3[^>]*><td[^>]*></td><td[^>]*>13</td><td[^>]*>\+extra", html)
+    assert removed and removed.group(1) == REMOVED_BG and ">12<" in removed.group(2) and "-line12" in removed.group(2)
+    assert re.search(re.escape(ADDED_BG) + r"[^>]*><td[^>]*></td><td[^>]*>13</td><td[^>]*>\+extra", html)
     assert "preview" in html
 
 

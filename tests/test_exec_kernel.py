@@ -15,15 +15,15 @@ def test_magic_forms_live_output_and_the_final_panel(kernel, tmp_path):
     kernel.run(f"%load_ext cireil\n%cireil load {agent}")
 
     run = kernel.run("%cireil_exec ls -a /workspace")
-    assert run.result["application/json"]["stdout"].split() == [".", "..", "docs", "hello.txt"]
+    assert run.result["application/vnd.cireil.result+json"]["stdout"].split() == [".", "..", "docs", "hello.txt"]
     assert run.of_type("display_data", "update_display_data") == []  # fast: no live view, just the result
     assert run.result["text/plain"].startswith("$ ls -a /workspace\nexit 0 · ")
 
     run = kernel.run("%%cireil_exec python3 -\nimport sys\nprint(6 * 7, sys.argv[1:])")
-    assert run.result["application/json"]["stdout"] == "42 []\n"
+    assert run.result["application/vnd.cireil.result+json"]["stdout"] == "42 []\n"
 
     run = kernel.run("%cireil_exec sh -c 'echo \"a b\"; echo x=1' ")
-    assert run.result["application/json"]["stdout"] == "a b\nx=1\n"
+    assert run.result["application/vnd.cireil.result+json"]["stdout"] == "a b\nx=1\n"
 
     ticking = "for i in 1 2 3 4 5 6 7 8; do echo tick $i; sleep 0.15; done"
     run = kernel.run(f'%cireil_exec sh -c "{ticking}"')
@@ -39,7 +39,7 @@ def test_magic_forms_live_output_and_the_final_panel(kernel, tmp_path):
 
     run = kernel.run("%cireil_exec head -c 100000 /dev/zero")
     panel = run.result
-    path = panel["application/json"]["stdoutPath"]
+    path = panel["application/vnd.cireil.result+json"]["stdoutPath"]
     assert f"stdout: 97.7 KiB saved to {path}" in panel["text/plain"]
     assert WIDGET in panel  # the spill file gets an "open" button (a read call)
 
@@ -63,7 +63,10 @@ def test_interrupting_a_running_command_kills_it_and_the_kernel_stays_usable(ker
     assert run.error["ename"] == "KeyboardInterrupt"
     assert processes_with(marker) == []
     assert kernel.run("1 + 1").result["text/plain"] == "2"
-    assert kernel.run("%cireil_exec echo still here").result["application/json"]["stdout"] == "still here\n"
+    assert (
+        kernel.run("%cireil_exec echo still here").result["application/vnd.cireil.result+json"]["stdout"]
+        == "still here\n"
+    )
 
 
 def test_a_widget_form_streams_live_output_into_its_output_then_shows_the_panel(tmp_path):

@@ -59,7 +59,7 @@ def test_spilled_output_panel_shows_counts_previews_and_offers_read_actions():
     assert text.startswith("$ ls '-a b'\nexit 2 · 0.50 s · stdout 39.1 KiB · stderr 3 B")
     assert "stdout: 39.1 KiB saved to /workspace/.exec-output/x.out" in text and "see stdoutPath" in text
     assert "<script" not in bundle["text/html"] and "<style" not in bundle["text/html"]
-    assert bundle["application/json"] is data
+    assert bundle["application/vnd.cireil.result+json"] is data
     actions = result_actions(result(data))
     assert [(a.tool, a.args) for a in actions] == [
         ("read", {"path": "/workspace/.exec-output/x.out"}),

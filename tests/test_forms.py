@@ -332,7 +332,7 @@ def test_form_shows_description_and_runs(agent):
     assert len(out) == 1 and out[0]["output_type"] == "display_data"
     bundle = out[0]["data"]
     assert "hello.txt" in bundle["text/plain"]
-    assert {"text/plain", "text/html", "application/json"} <= set(bundle)
+    assert {"text/plain", "text/html", "application/vnd.cireil.result+json"} <= set(bundle)
     assert form.run_button.disabled is False
     assert "done" in form.status.value
 
@@ -409,7 +409,10 @@ def test_button_disabled_while_running(agent_dir):
     gate.set()
     assert form.wait(10)
     assert form.run_button.disabled is False and form.cancel_button.disabled is True
-    assert json.loads(json.dumps(form.output.outputs[0]["data"]["application/json"])) == {"waited": 2, "success": True}
+    assert json.loads(json.dumps(form.output.outputs[0]["data"]["application/vnd.cireil.result+json"])) == {
+        "waited": 2,
+        "success": True,
+    }
 
 
 def test_cancel_stops_a_running_call(agent_dir):

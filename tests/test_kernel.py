@@ -33,18 +33,18 @@ def test_tool_magic_result_bundle(kernel, agent_dir):
     assert "%cireil_list_dir" in run.stdout
     bundle = kernel.run("%cireil_list_dir /workspace").result
     assert bundle is not None
-    assert {"text/plain", "text/html", "application/json"} <= set(bundle)
+    assert {"text/plain", "text/html", "application/vnd.cireil.result+json"} <= set(bundle)
     assert "hello.txt" in bundle["text/plain"]
     assert "<table" in bundle["text/html"]
-    assert bundle["application/json"]["success"] is True
-    assert {e["name"] for e in bundle["application/json"]["entries"]} == {"hello.txt", "docs"}
+    assert bundle["application/vnd.cireil.result+json"]["success"] is True
+    assert {e["name"] for e in bundle["application/vnd.cireil.result+json"]["entries"]} == {"hello.txt", "docs"}
 
 
 def test_cell_form_writes_the_body(kernel, agent_dir):
     kernel.run(f"%load_ext cireil\n%cireil load {agent_dir}")
     body = "# Notes\n\n$HOME stays {as is}\n"
     run = kernel.run(f"%%cireil_write /workspace/notes.md\n{body}")
-    assert run.result["application/json"] == {"path": "/workspace/notes.md", "success": True}
+    assert run.result["application/vnd.cireil.result+json"] == {"path": "/workspace/notes.md", "success": True}
     assert (agent_dir / "workspace" / "notes.md").read_text() == body
 
 
@@ -70,8 +70,11 @@ def test_interrupt_cancels_a_slow_call_and_the_kernel_stays_usable(kernel, slow_
     assert run.status == "error"
     assert run.error["ename"] == "KeyboardInterrupt"
     assert kernel.run("1 + 1").result["text/plain"] == "2"
-    assert kernel.run("%cireil_slow 0.1").result["application/json"] == {"slept": 0.1, "success": True}
-    assert kernel.run("%cireil_list_dir /workspace").result["application/json"]["success"] is True
+    assert kernel.run("%cireil_slow 0.1").result["application/vnd.cireil.result+json"] == {
+        "slept": 0.1,
+        "success": True,
+    }
+    assert kernel.run("%cireil_list_dir /workspace").result["application/vnd.cireil.result+json"]["success"] is True
 
 
 def test_unload_and_load_again(kernel, agent_dir):
@@ -85,7 +88,7 @@ def test_unload_and_load_again(kernel, agent_dir):
     )
     assert run.result["text/plain"] == "([], [])"
     run = kernel.run(f"%load_ext cireil\n%cireil load {agent_dir}\n%cireil_list_dir /workspace")
-    assert run.result["application/json"]["success"] is True
+    assert run.result["application/vnd.cireil.result+json"]["success"] is True
     run = kernel.run("%reload_ext cireil", ok=True)
     run = kernel.run(f"%cireil load {agent_dir}\n%cireil_session_info")
-    assert run.result["application/json"]["session_id"] == "notebook:main"
+    assert run.result["application/vnd.cireil.result+json"]["session_id"] == "notebook:main"

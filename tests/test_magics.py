@@ -209,7 +209,7 @@ def test_tool_magic_returns_the_result_with_its_bundle(shell, agent_dir):
     assert result.success
     assert {e["name"] for e in result["entries"]} == {"hello.txt", "docs"}
     bundle = result._repr_mimebundle_()
-    assert {"text/plain", "text/html", "application/json"} <= set(bundle)
+    assert {"text/plain", "text/html", "application/vnd.cireil.result+json"} <= set(bundle)
     shown = run(shell, "%cireil_list_dir /workspace")
     assert isinstance(shown.value, ToolResult)
     assert "hello.txt" in shown.stdout  # the display hook rendered it

@@ -21,9 +21,9 @@ def bundle_of(result: ToolResult) -> dict:
     before = copy.deepcopy(result.data)
     bundle = result_bundle(result)
     assert result.data == before, "rendering changed the result"
-    assert set(bundle) == {"text/plain", "text/html", "application/json"}
-    assert bundle["application/json"] == before
-    json.dumps(bundle["application/json"])
+    assert set(bundle) == {"text/plain", "text/html", "application/vnd.cireil.result+json"}
+    assert bundle["application/vnd.cireil.result+json"] == before
+    json.dumps(bundle["application/vnd.cireil.result+json"])
     assert isinstance(bundle["text/plain"], str) and bundle["text/plain"]
     html = bundle["text/html"]
     assert not re.search(r"<\s*script", html, re.I), html
@@ -84,7 +84,7 @@ def agent(agent_dir):
 def test_list_dir_table(agent):
     result = agent.call("list-dir", path="/workspace")
     bundle = bundle_of(result)
-    assert bundle["application/json"] is result.data
+    assert bundle["application/vnd.cireil.result+json"] is result.data
     text = bundle["text/plain"]
     assert text.splitlines()[0] == "/workspace  (4 entries)"
     assert "  docs/" in text and "  link@" in text and "  hello.txt" in text

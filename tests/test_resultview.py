@@ -53,13 +53,13 @@ def test_result_with_actions_carries_a_widget_view_and_keeps_fallbacks(bump_agen
     bundle = bump_agent.call("bump", n=1)._repr_mimebundle_()
     assert WIDGET_MIME in bundle
     assert bundle["text/plain"] == "n = 1"
-    assert bundle["application/json"] == {"n": 1, "success": True}
+    assert bundle["application/vnd.cireil.result+json"] == {"n": 1, "success": True}
 
 
 def test_results_without_actions_stay_plain(bump_agent):
     bundle = bump_agent.call("list-dir", path="/workspace")._repr_mimebundle_()
     assert WIDGET_MIME not in bundle
-    assert set(bundle) == {"text/plain", "text/html", "application/json"}
+    assert set(bundle) == {"text/plain", "text/html", "application/vnd.cireil.result+json"}
 
 
 def test_without_the_extension_no_widget_is_made(bump_agent):

@@ -5,5 +5,5 @@ def test_kernel_runs_cells_and_loads_agent(kernel, agent_dir):
     bundle = run.result
     assert bundle is not None
     assert "hello.txt" in bundle["text/plain"]
-    assert bundle["application/json"]["success"] is True
+    assert bundle["application/vnd.cireil.result+json"]["success"] is True
     assert "<table" in bundle["text/html"]

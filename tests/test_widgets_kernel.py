@@ -74,7 +74,7 @@ def test_run_click_through_comms_shows_result(kernel, agent_dir):
     outputs = wait_for_output(kernel, ids["output"], lambda text: "hello.txt" in text, timeout=30)
     assert len(outputs) == 1 and outputs[0]["output_type"] == "display_data"
     bundle = outputs[0]["data"]
-    assert bundle["application/json"]["success"] is True
+    assert bundle["application/vnd.cireil.result+json"]["success"] is True
     assert "<table" in bundle["text/html"]
     # the value sent through the comm is what the call used
     check = kernel.run("print(form.wait(10), form.last_call.result().args, form.run_button.disabled)")
@@ -106,7 +106,7 @@ def test_queued_cell_runs_while_widget_call_in_flight(kernel, agent_dir):
     busy = kernel.run("print(form.run_button.disabled, form.last_call.done(), form.status.value)")
     assert busy.stdout.startswith("True False") and "running" in busy.stdout
     outputs = wait_for_output(kernel, ids["output"], lambda text: "slept" in text, timeout=30)
-    assert outputs[0]["data"]["application/json"] == {"slept": 5, "success": True}
+    assert outputs[0]["data"]["application/vnd.cireil.result+json"] == {"slept": 5, "success": True}
     assert time.monotonic() - started >= 4.5
     done = kernel.run("print(form.wait(10), form.run_button.disabled)")
     assert done.stdout.strip() == "True False"

@@ -29,7 +29,7 @@ def _as_output(result: ToolResult) -> dict[str, Any]:
 class ResultView(W.VBox):
     def __init__(self, result: ToolResult) -> None:
         self.output = W.Output()
-        self.buttons = W.HBox([])
+        self.buttons = W.HBox([], layout=W.Layout(flex_flow="row wrap"))
         self.status = W.HTML("")
         super().__init__([self.output, W.HBox([self.buttons, self.status])])
         self.show(result)
@@ -40,7 +40,14 @@ class ResultView(W.VBox):
         self.buttons.children = [self._button(a) for a in result_actions(result)]
 
     def _button(self, action: Action) -> W.Button:
-        button = W.Button(description=action.label, button_style=action.style, tooltip=action.tooltip)
+        # Sized to the label and never shrunk: the default fixed width cut "open <section>" down to "open …"
+        # (seen in tests/browser); the row wraps instead.
+        button = W.Button(
+            description=action.label,
+            button_style=action.style,
+            tooltip=action.tooltip,
+            layout=W.Layout(width="auto", flex="0 0 auto"),
+        )
         button.on_click(lambda _b: self.run(action))
         return button
 

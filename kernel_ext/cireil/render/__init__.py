@@ -1,4 +1,4 @@
-"""Tool result -> MIME bundle: text/plain always, scoped text/html, and application/json.
+"""Tool result -> MIME bundle: text/plain always, scoped text/html, and the raw data under RESULT_MIME.
 
 Renderers read the result dict and never change it. One module per tool that has its own view;
 every other tool gets the generic view. A view module may also offer `actions(result)`: follow-up
@@ -14,6 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .html import code_block, esc, frame, json_text, notices_html
+
+# The raw result dict travels under a vendor type, not application/json: JupyterLab ranks its JSON
+# tree viewer above text/html, so with application/json in the bundle it showed the tree and never
+# our view (seen in tests/browser). No front end renders this type; programs still read it.
+RESULT_MIME = "application/vnd.cireil.result+json"
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -57,7 +62,8 @@ def register_view(tool: str, render: View, actions: Actions | None = None) -> No
 
 
 def _module(tool: str):
-    module = _VIEWS.get(tool)
+    # every MCP tool shares one view: its local name is made at discovery, its result shape is the protocol's
+    module = _VIEWS.get(tool) or ("mcp" if tool.startswith("mcp__") else None)
     return importlib.import_module(f"{__name__}.{module}") if module else None
 
 
@@ -92,4 +98,4 @@ def result_bundle(result: ToolResult) -> dict[str, Any]:
     if result.notices:
         text = "\n".join(f"note: {n}" for n in result.notices) + "\n" + text
         body = notices_html(result.notices) + body
-    return {"text/plain": text, "text/html": body, "application/json": result.data}
+    return {"text/plain": text, "text/html": body, RESULT_MIME: result.data}

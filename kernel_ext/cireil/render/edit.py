@@ -12,10 +12,13 @@ if TYPE_CHECKING:
     from ..runtime.result import ToolResult
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-ADDED_BG = "var(--jp-success-color3, rgba(46,125,50,0.14))"
-REMOVED_BG = "var(--jp-error-color3, rgba(211,47,47,0.12))"
+# Translucent tints, not --jp-*-color3: the dark theme keeps those pale, which put its light text on
+# light green/red rows (found by tests/browser). A tint over either theme's background stays readable.
+ADDED_BG = "rgba(46,160,67,0.22)"
+REMOVED_BG = "rgba(229,57,53,0.2)"
 HUNK_FG = "var(--jp-info-color1, #0277bd)"
-_CELL = "padding:0 6px;white-space:pre"
+# JupyterLab right-aligns table cells in rendered HTML; code must read from the left (seen in tests/browser)
+_CELL = "padding:0 6px;white-space:pre;text-align:left"
 
 
 def _num(n: int | None) -> str:

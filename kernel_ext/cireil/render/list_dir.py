@@ -24,8 +24,9 @@ def render(result: ToolResult) -> tuple[str, str]:
     rows = (
         "".join(
             f'<tr><td style="padding:1px 6px">{_ICONS.get(e["type"], "")}</td>'
-            f'<td style="padding:1px 6px;font-family:{MONO}">{esc(e["name"])}{_SUFFIX.get(e["type"], "")}</td>'
-            f'<td style="padding:1px 6px;color:{FG_DIM}">{esc(e["type"])}</td></tr>'
+            f'<td style="padding:1px 6px;font-family:{MONO};text-align:left">'
+            f"{esc(e['name'])}{_SUFFIX.get(e['type'], '')}</td>"
+            f'<td style="padding:1px 6px;color:{FG_DIM};text-align:left">{esc(e["type"])}</td></tr>'
             for e in entries
         )
         or f'<tr><td colspan="3" style="color:{FG_DIM};padding:1px 6px">(empty)</td></tr>'
