@@ -24,6 +24,23 @@ CELLS = [
     ),
     code("%load_ext cireil\n%cireil load --demo"),
     md(
+        "The sandbox needs Linux user namespaces. Some machines forbid them (Binder and many containers do).\n"
+        "The next cell checks; where bubblewrap cannot run it says so and switches this throwaway demo copy to\n"
+        '`backend = "none"` — commands then run **without a sandbox**, and every result carries a warning.\n'
+        "Never do that for an agent you do not trust. (Without a sandbox, paths like `/workspace` in arguments\n"
+        "are host paths: commands run in the workspace folder, so use relative paths there.)"
+    ),
+    code(
+        "import cireil\n\n"
+        "if cireil.sandbox_available():\n"
+        '    print("bubblewrap works here: commands run in the sandbox")\n'
+        "else:\n"
+        '    print("⚠ no sandbox on this machine:", cireil.sandbox_problem())\n'
+        '    sandbox_toml = cireil.current_agent().directory / "config" / "sandbox.toml"\n'
+        "    sandbox_toml.write_text(sandbox_toml.read_text().replace('backend = \"bwrap\"', 'backend = \"none\"'))\n"
+        "    print('⚠ this demo copy now uses backend = \"none\": commands run WITHOUT a sandbox')"
+    ),
+    md(
         "## 1. Run a command\n\n"
         "The first word after the magic is the command; every further word is one argument, split like a\n"
         "shell would split it (quotes group words) but never expanded: `*` and `$HOME` reach the command as typed."

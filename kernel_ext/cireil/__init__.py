@@ -29,6 +29,8 @@ __all__ = [
     "dry_run",
     "load",
     "load_demo",
+    "sandbox_available",
+    "sandbox_problem",
 ]
 
 
@@ -55,6 +57,21 @@ def dry_run(path: Any, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     from .runtime.agent import dry_run as _dry_run
 
     return _dry_run(path, tools=tools)
+
+
+def sandbox_problem() -> str | None:
+    """Why exec's bubblewrap sandbox cannot run on this machine (not installed, no user namespaces), or None.
+
+    Checked once and cached, so notebooks can ask before choosing a backend.
+    """
+    from .runtime.exec.sandbox import bwrap_problem
+
+    return bwrap_problem()
+
+
+def sandbox_available() -> bool:
+    """True when `backend = "bwrap"` can run commands here (Binder and many containers say False)."""
+    return sandbox_problem() is None
 
 
 def current_agent() -> Agent | None:

@@ -1,0 +1,136 @@
+"""The tutorials in a real JupyterLab in Debian's chromium: what a person sees and clicks.
+
+Each test runs a tutorial cell by cell with Shift+Enter up to the cell it is about, then checks the
+rendered output and clicks it. Console errors are collected for the whole page and must be none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Locator, expect
+
+from .conftest import LIVE_EXEC
+from .labpage import WAIT_MS, LabPage
+
+# Light backgrounds in the dark theme: any computed background brighter than this (0-255 luminance).
+# Tints under 30 % opacity count as transparent: over a dark page they cannot come out brighter than
+# 0.7 * ~60 + 0.3 * 255 ≈ 118.
+LIGHT = 160
+
+_BRIGHT_BACKGROUNDS = """(root, limit) => {
+    const lum = (c) => { const m = c.match(/rgba?\\(([\\d.]+), ([\\d.]+), ([\\d.]+)(?:, ([\\d.]+))?\\)/);
+        if (!m || (m[4] !== undefined && Number(m[4]) < 0.3)) return 0;  // (nearly) transparent
+        return 0.299 * m[1] + 0.587 * m[2] + 0.114 * m[3]; };
+    return [root, ...root.querySelectorAll('*')]
+        .map(e => [e.tagName, getComputedStyle(e).backgroundColor])
+        .filter(([, bg]) => lum(bg) > limit);
+}"""
+
+
+def outputs(cell: Locator) -> Locator:
+    return cell.locator(".jp-Cell-outputArea")
+
+
+def test_tool_form_is_keyboard_reachable_and_runs(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open("01-getting-started.ipynb")
+    cell = lab_page.run_through("%cireil ui list-dir")
+    form = outputs(cell).locator(".widget-vbox").first
+    field = form.locator("input[type=text]").first
+    expect(field).to_be_visible(timeout=WAIT_MS)
+    field.fill("/memories")
+    run = form.get_by_role("button", name="Run")
+    field.focus()
+    for _ in range(10):  # Tab from the field must reach Run without the mouse
+        if run.evaluate("b => b === document.activeElement"):
+            break
+        lab_page.page.keyboard.press("Tab")
+    expect(run).to_be_focused()
+    lab_page.page.keyboard.press("Enter")  # a focused button runs from the keyboard too
+    expect(form.locator(".cireil-list-dir")).to_contain_text("volunteers.md", timeout=WAIT_MS)
+    expect(form).to_contain_text("done in")
+    lab_page.shot("tool-form", form)
+    assert not console_errors, console_errors
+
+
+def test_outline_folds_and_its_open_button_pins_a_section(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open("02-reading-and-context.ipynb")
+    cell = lab_page.run_through("%cireil_read /workspace/garden-handbook.md")
+    out = outputs(cell)
+    expect(out.locator("details").first).to_be_visible(timeout=WAIT_MS)
+    # the tree opens its top level only; pin one folded node by position (a :not([open]) locator would move)
+    index = out.locator("details").evaluate_all("ds => ds.findIndex(d => !d.open)")
+    assert index >= 0, "the outline has a folded level"
+    folded = out.locator("details").nth(index)
+    nested = folded.locator(":scope > details, :scope > div").first
+    expect(nested).to_be_hidden()
+    folded.locator(":scope > summary").click()
+    expect(folded).to_have_attribute("open", "")
+    expect(nested).to_be_visible()
+    lab_page.shot("outline-tree", out)
+    open_button = out.get_by_role("button", name=re.compile(r"^open ")).first
+    label = open_button.inner_text()
+    # the whole label is shown, not cut to "open …" by a fixed button width
+    assert open_button.evaluate("b => b.scrollWidth <= b.clientWidth"), f"label cut: {label!r}"
+    open_button.click()
+    # the view is replaced in place by the open-file result: the tree goes, the pin shows
+    expect(out.locator(".cireil-open-file")).to_contain_text("📌", timeout=WAIT_MS)
+    expect(out.locator("details")).to_have_count(0)
+    lab_page.shot("outline-pinned", out)
+    assert not console_errors, console_errors
+
+
+def test_dry_run_apply_button_writes_the_patch(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open("03-editing.ipynb")
+    cell = lab_page.run_through("%%cireil_edit /workspace/harvest_report.py --dry-run")
+    out = outputs(cell)
+    expect(out.locator(".cireil-edit")).to_contain_text("preview of", timeout=WAIT_MS)
+    expect(out.locator(".cireil-edit")).to_contain_text('print("no harvest logged yet")')
+    # JupyterLab right-aligns table cells of rendered HTML; code lines must still start at the left
+    added = out.locator(".cireil-edit td", has_text="no harvest logged yet")
+    expect(added).to_have_css("text-align", "left")
+    lab_page.shot("patch-view", out)
+    out.get_by_role("button", name="Apply").click()
+    expect(out.locator(".cireil-edit")).to_contain_text("edited", timeout=WAIT_MS)
+    expect(out.get_by_role("button", name="Apply")).to_have_count(0)
+    # the tutorial's next cells read the file from Python: the patch must be on disk now
+    check = lab_page.run_through("preview = agent.call(")
+    expect(outputs(check)).to_contain_text("no harvest logged yet", timeout=WAIT_MS)
+    lab_page.shot("patch-applied", out)
+    assert not console_errors, console_errors
+
+
+def test_exec_panel_updates_while_the_command_runs(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open(LIVE_EXEC)
+    cell = lab_page.run_through("%cireil_exec", wait=False)
+    out = outputs(cell)
+    running = out.locator(".cireil-exec")
+    # seen while running (⏳) with part of the output, then the same panel with more, then the result
+    expect(running).to_contain_text("tick 1", timeout=WAIT_MS)
+    expect(running).to_contain_text("⏳")
+    expect(running).not_to_contain_text("tick 3")
+    lab_page.shot("exec-panel-live", out)
+    expect(running).to_contain_text("tick 3", timeout=WAIT_MS)
+    expect(running).not_to_contain_text("⏳", timeout=WAIT_MS)
+    expect(running).to_contain_text("exit 0")
+    lab_page.shot("exec-panel", out)
+    assert not console_errors, console_errors
+
+
+def test_dark_theme_has_no_light_backgrounds(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open("03-editing.ipynb")
+    lab_page.set_theme("JupyterLab Dark")
+    try:
+        cell = lab_page.run_through("%%cireil_edit /workspace/harvest_report.py --dry-run")
+        view = outputs(cell).locator(".cireil-edit")
+        expect(view).to_contain_text("preview of", timeout=WAIT_MS)
+        lab_page.shot("dark-theme", outputs(cell))
+        assert view.evaluate(_BRIGHT_BACKGROUNDS, LIGHT) == []
+        lum = view.evaluate(
+            "e => { const [r, g, b] = getComputedStyle(e).color.match(/\\d+/g).map(Number);"
+            " return 0.299 * r + 0.587 * g + 0.114 * b; }"
+        )
+        assert lum > LIGHT, "text in the dark theme is light"
+    finally:
+        lab_page.set_theme("JupyterLab Light")
+    assert not console_errors, console_errors
