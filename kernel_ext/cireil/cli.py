@@ -91,6 +91,7 @@ def cmd_dry_run(args: argparse.Namespace) -> int:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     from .runtime.agent import dry_run
+    from .runtime.tool import describe_parameters
 
     report = dry_run(args.dir)
     if not report.ok:
@@ -104,26 +105,9 @@ def cmd_tools(args: argparse.Namespace) -> int:
         _say("no tools are enabled (see config/tools.toml)")
     for tool in report.tools:
         _say(f"{tool.name}: {tool.description}")
-        for line in _describe_parameters(tool.parameters):
+        for line in describe_parameters(tool.parameters):
             _say(f"    {line}")
     return OK
-
-
-def _describe_parameters(schema: dict) -> list[str]:
-    properties: dict = schema.get("properties", {})
-    if not properties:
-        return ["(no parameters)"]
-    required = set(schema.get("required", ()))
-    lines = []
-    for name, prop in properties.items():
-        kind = prop.get("type", "any")
-        kind = "|".join(kind) if isinstance(kind, list) else kind
-        flag = "required" if name in required else "optional"
-        text = f"{name} ({kind}, {flag})"
-        if prop.get("description"):
-            text += f": {prop['description']}"
-        lines.append(text)
-    return lines
 
 
 def _read_arguments(raw: str | None) -> dict:

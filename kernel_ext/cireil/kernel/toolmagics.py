@@ -15,6 +15,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import no_var_expand
 
 from ..runtime.errors import CireilError
+from ..runtime.tool import describe_parameters
 from . import magictable
 from .live import call_live
 from .toolargs import parse_args, string_params
@@ -34,8 +35,6 @@ class _Registered:
 
 def usage_doc(tool: Tool) -> str:
     """The docstring `%cireil_<tool>?` shows: forms of the call, the description, the parameters."""
-    schema = tool.parameters
-    required = set(schema.get("required", []))
     main = f" {tool.main_arg.upper()}" if tool.main_arg else ""
     words = f"{main} [key=value ...]"
     if tool.rest_arg:  # every word after the main argument belongs to the list, so named ones go first
@@ -47,12 +46,7 @@ def usage_doc(tool: Tool) -> str:
     if tool.parse_body is not None and tool.parse_body.__doc__:
         lines.append(f"%%{tool.magic_name} ...   with a cell body: {tool.parse_body.__doc__.strip()}")
     lines += ["", tool.description, "", "Parameters:"]
-    for name, spec in schema.get("properties", {}).items():
-        kind = spec.get("type") or "any"
-        flag = "required" if name in required else "optional"
-        lines.append(f"  {name} ({kind}, {flag}){': ' + spec['description'] if spec.get('description') else ''}")
-    if not schema.get("properties"):
-        lines.append("  (none)")
+    lines += [f"  {line}" for line in describe_parameters(tool.parameters)]
     return "\n".join(lines)
 
 

@@ -66,6 +66,23 @@ class Tool:
         }
 
 
+def describe_parameters(schema: dict) -> list[str]:
+    """One line per parameter, `name (type, required|optional): description`, for help texts."""
+    properties: dict = schema.get("properties", {})
+    if not properties:
+        return ["(no parameters)"]
+    required = set(schema.get("required", ()))
+    lines = []
+    for name, prop in properties.items():
+        kind = prop.get("type") or "any"
+        kind = "|".join(kind) if isinstance(kind, list) else kind
+        text = f"{name} ({kind}, {'required' if name in required else 'optional'})"
+        if prop.get("description"):
+            text += f": {prop['description']}"
+        lines.append(text)
+    return lines
+
+
 @dataclass
 class ToolContext:
     """Everything a tool may use during one call; a snapshot of the turn it belongs to."""
