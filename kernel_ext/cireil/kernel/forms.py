@@ -16,6 +16,7 @@ import ipywidgets as W
 
 from ..render.html import ERROR, FG_DIM, MONO, OK, esc, frame
 from .live import WidgetLive
+from .outputs import display_output
 from .schema_widgets import Collected, SchemaWidget, schema_widget
 
 if TYPE_CHECKING:
@@ -32,10 +33,6 @@ def _error_bundle(tool: str, message: str, *, title: str) -> dict[str, Any]:
         "text/plain": f"{title}\n{message}",
         "text/html": frame(tool, body, title=esc(title), failed=True),
     }
-
-
-def _as_output(bundle: dict[str, Any]) -> dict[str, Any]:
-    return {"output_type": "display_data", "data": bundle, "metadata": {}}
 
 
 class ToolForm(W.VBox):
@@ -151,9 +148,9 @@ class ToolForm(W.VBox):
     # -- display --------------------------------------------------------------------------------
     def _show(self, bundle: dict[str, Any]) -> None:
         try:
-            self.output.outputs = (_as_output(bundle),)
+            self.output.outputs = (display_output(bundle),)
         except Exception:  # a value the widget protocol cannot serialize: keep the plain text
-            self.output.outputs = (_as_output({"text/plain": str(bundle.get("text/plain", ""))}),)
+            self.output.outputs = (display_output({"text/plain": str(bundle.get("text/plain", ""))}),)
 
     def _set_status(self, text: str, color: str) -> None:
         self.status.value = f'<span style="color:{color};margin-left:8px">{esc(text)}</span>'

@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..render.exec import live_bundle
+from .outputs import display_output
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
@@ -103,4 +104,4 @@ class WidgetLive(LiveOutput):
     def __call__(self, stream: str, data: bytes) -> None:
         super().__call__(stream, data)
         if self.due():
-            self.output.outputs = ({"output_type": "display_data", "data": self.bundle(), "metadata": {}},)
+            self.output.outputs = (display_output(self.bundle()),)

@@ -14,16 +14,13 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..render import Action, result_actions, result_bundle
+from .outputs import display_output
 
 if TYPE_CHECKING:
     from ..runtime.loop import Submitted
     from ..runtime.result import ToolResult
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-
-
-def _as_output(result: ToolResult) -> dict[str, Any]:
-    return {"output_type": "display_data", "data": result_bundle(result), "metadata": {}}
 
 
 class ResultView(W.VBox):
@@ -36,7 +33,7 @@ class ResultView(W.VBox):
 
     def show(self, result: ToolResult) -> None:
         self.result = result
-        self.output.outputs = (_as_output(result),)
+        self.output.outputs = (display_output(result_bundle(result)),)
         self.buttons.children = [self._button(a) for a in result_actions(result)]
 
     def _button(self, action: Action) -> W.Button:
