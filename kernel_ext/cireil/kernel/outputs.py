@@ -1,0 +1,10 @@
+"""Writing into an ipywidgets Output from any thread: assign `outputs`, never `with out:`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def display_output(bundle: dict[str, Any]) -> dict[str, Any]:
+    """One entry of an Output widget's `outputs`: a display_data message carrying `bundle`."""
+    return {"output_type": "display_data", "data": bundle, "metadata": {}}
