@@ -1,10 +1,29 @@
-"""Session state the tools read and change. In memory for now; persistence comes with the turn loop."""
+"""Session state: the conversation and what the tools read and change.
+
+A Session is the in-memory form; runtime.sessions.store persists it (one sessions.db per agent).
+Tools change `opened_files`, `active_sections` and `pending_media` in place; the engine appends
+to `history` and commits through the store.
+"""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
+from typing import Any
 
 PLATFORMS = ("discord", "matrix", "tui", "internal", "remote")
+
+
+def platform_of(session_id: str) -> str:
+    """Named internal and scheduled sessions are "internal"; notebook and CLI sessions are adapter-owned."""
+    if session_id.startswith(("internal:", "cron:")):
+        return "internal"
+    for prefix in ("discord", "matrix"):
+        if session_id.startswith(prefix + ":"):
+            return prefix
+    if session_id == "tui":
+        return "tui"
+    return "remote"
 
 
 @dataclass
@@ -18,7 +37,37 @@ class Session:
     active_sections: dict[str, list[str]] = field(default_factory=dict)
     # media read by the agent, queued for its next model call: {type, mediaType, path, data}
     pending_media: list[dict] = field(default_factory=list)
+    history: list[dict] = field(default_factory=list)  # runtime.messages dicts, oldest first
+    cursor: int = 0  # index into history before which messages were pruned away (reference §7.4)
+    summaries: list[dict] = field(default_factory=list)  # prune-boundaries topic summaries
+    last_activity: str | None = None  # ISO time of the last user message
+    created: str | None = None
+    provider: str | None = None  # the session's choice, overriding engine.toml's default
+    model: str | None = None
+    # (cursor, ...) positions the prune warning was already given at, so it is given once (§7.3)
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def forget_sections(self, sandbox_path: str) -> None:
         """After a successful write the file renders whole again if it is still open (reference §3)."""
         self.active_sections.pop(sandbox_path, None)
+
+    def state(self) -> dict[str, Any]:
+        """Everything but the history, as a deep copy: what a turn restores when it is interrupted."""
+        return copy.deepcopy(
+            {
+                "opened_files": self.opened_files,
+                "active_sections": self.active_sections,
+                "pending_media": self.pending_media,
+                "cursor": self.cursor,
+                "summaries": self.summaries,
+                "last_activity": self.last_activity,
+                "meta": self.meta,
+                "history_len": len(self.history),
+            }
+        )
+
+    def restore(self, state: dict[str, Any]) -> None:
+        state = copy.deepcopy(state)
+        del self.history[state.pop("history_len") :]
+        for key, value in state.items():
+            setattr(self, key, value)

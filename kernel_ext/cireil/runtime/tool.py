@@ -6,6 +6,7 @@ import asyncio
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from .params import Object
 if TYPE_CHECKING:
     from .config.sandbox_config import SandboxConfig
     from .config.tools_config import ToolsConfig
+    from .conversation import Conversation
     from .paths import SandboxPaths
     from .session import Session
 
@@ -48,9 +50,10 @@ class Tool:
     def __repr__(self) -> str:
         return f"<Tool {self.name} ({self.origin})>"
 
-    @property
+    @cached_property
     def parameters(self) -> dict:
-        """JSON Schema of the parameters, exactly as the model would receive it."""
+        """JSON Schema of the parameters, exactly as the model would receive it (made once: every
+        model request of a turn sends it again). Treat it as read-only."""
         return self.params.schema()
 
     @property
@@ -95,6 +98,7 @@ class ToolContext:
     session: Session
     extra: dict[str, Any] = field(default_factory=dict)
     progress: Progress = no_progress  # set by a caller that shows output live (magics, widget forms)
+    conversation: Conversation | None = None  # the store and the turn, for the conversation tools
 
 
 async def execute(tool: Tool, args: Any, ctx: ToolContext) -> dict:

@@ -1,0 +1,38 @@
+"""read-session as a transcript: role, time, text per message."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .html import BORDER, FG_DIM, MONO, esc, frame
+
+if TYPE_CHECKING:
+    from ..runtime.result import ToolResult
+
+ROLE_ICON = {"user": "👤", "assistant": "🤖"}
+
+
+def render(result: ToolResult) -> tuple[str, str]:
+    session_id = result.data.get("id", "")
+    messages = result.data.get("messages", [])
+    total = result.data.get("totalMessages", len(messages))
+    summary = f"{len(messages)} of {total} message{'' if total == 1 else 's'}"
+    lines = [f"session {session_id}  ({summary})"]
+    for m in messages:
+        lines.append(f"[{m.get('timestamp', '')}] {m.get('role', '')}:")
+        lines += ["  " + line for line in str(m.get("content", "")).splitlines() or [""]]
+    items = (
+        "".join(
+            f'<div style="border-top:1px solid {BORDER};padding:3px 0">'
+            f'<div style="color:{FG_DIM};font-size:90%">{ROLE_ICON.get(m.get("role"), "")} {esc(m.get("role", ""))}'
+            f" · {esc(m.get('timestamp', ''))}</div>"
+            f'<div style="white-space:pre-wrap;overflow-wrap:anywhere">{esc(m.get("content", ""))}</div></div>'
+            for m in messages
+        )
+        or f'<div style="color:{FG_DIM}">(no messages)</div>'
+    )
+    title = (
+        f'🗂 <code style="font-family:{MONO}">{esc(session_id)}</code> '
+        f'<span style="color:{FG_DIM}">· {esc(summary)}</span>'
+    )
+    return "\n".join(lines), frame("read-session", items, title=title)

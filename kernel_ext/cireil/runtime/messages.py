@@ -1,0 +1,76 @@
+"""Conversation messages: plain JSON-able dicts, stored as they are and passed to the provider.
+
+    user          {"id", "role": "user", "timestamp", "content": [Part], "attachments"?: [Attachment]}
+    assistant     {"id", "role": "assistant", "timestamp", "content": [Part], "reactions"?: [str],
+                   "usage"?: {...}}
+    toolResponse  {"id", "role": "toolResponse", "timestamp", "toolCallId", "name", "output": Any}
+    system        {"id", "role": "system", "timestamp", "content": str}
+
+    Part: {"type": "text", "text"} | {"type": "image" | "video", "mediaType", "data" (base64)}
+        | {"type": "thinking", "thinking"} | {"type": "redactedThinking"}
+        | {"type": "toolCall", "id", "name", "input": dict}
+    Attachment: {"filename", "path" (host path of the stored copy), "size", "mediaType"}
+
+A message may carry "persistent": False: a context message for the current turn only, dropped from
+history when the turn ends (reference §7.4). Timestamps are ISO-8601 with an offset.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+
+def new_id() -> str:
+    """Short, unique enough within an agent's sessions, and easy to type into read-history or prune-boundaries."""
+    return "m" + secrets.token_hex(5)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).astimezone().isoformat(timespec="seconds")
+
+
+def user_message(text: str, *, attachments: Iterable[dict] = (), parts: Iterable[dict] = (), **extra: Any) -> dict:
+    content: list[dict] = [{"type": "text", "text": text}] if text else []
+    content += list(parts)
+    msg: dict[str, Any] = {"id": new_id(), "role": "user", "timestamp": now_iso(), "content": content}
+    attached = list(attachments)
+    if attached:
+        msg["attachments"] = attached
+    msg.update(extra)
+    return msg
+
+
+def assistant_message(parts: Iterable[dict], **extra: Any) -> dict:
+    return {"id": new_id(), "role": "assistant", "timestamp": now_iso(), "content": list(parts), **extra}
+
+
+def tool_response(call_id: str, name: str, output: Any) -> dict:
+    return {
+        "id": new_id(),
+        "role": "toolResponse",
+        "timestamp": now_iso(),
+        "toolCallId": call_id,
+        "name": name,
+        "output": output,
+    }
+
+
+def system_message(text: str, **extra: Any) -> dict:
+    return {"id": new_id(), "role": "system", "timestamp": now_iso(), "content": text, **extra}
+
+
+def tool_calls(message: dict) -> list[dict]:
+    if message.get("role") != "assistant":
+        return []
+    return [p for p in message.get("content", ()) if p.get("type") == "toolCall"]
+
+
+def searchable_text(message: dict) -> str:
+    """What query-sessions searches (reference §4.16): the parts with text content, joined by newlines."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(p["text"] for p in content or () if p.get("type") == "text" and p.get("text"))

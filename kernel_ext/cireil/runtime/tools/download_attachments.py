@@ -1,0 +1,60 @@
+"""download-attachments: save a user message's attachments into the sandbox (reference §4.17)."""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..errors import ToolError
+from ..params import Params, String
+from ..sessions.tooling import require_channel, store_of
+from ..tool import Tool, ToolContext
+
+UNSUPPORTED = "This channel does not support downloading attachments"
+
+
+def safe_name(filename: str) -> str:
+    name = posixpath.basename(filename.replace("\\", "/"))
+    if name in ("", ".", ".."):
+        raise ToolError(f"Attachment has an invalid filename: {filename}")
+    return name
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    require_channel(ctx, UNSUPPORTED)
+    store = store_of(ctx, "download-attachments")
+    message_id: str = args["message_id"]
+    known = any(m.get("id") == message_id for m in ctx.session.history)
+    if not known and store.find_message(ctx.session.id, message_id) is None:
+        raise ToolError(f"Message not found: {message_id}", hint="Give the id of a user message of this conversation.")
+    target_dir = args["to"].rstrip("/") or "/"
+    saved: list[str] = []
+    for meta, data in store.attachments(ctx.session.id, message_id):
+        name = safe_name(meta["filename"])
+        resolved = ctx.paths.resolve_for_write(posixpath.join(target_dir, f"{message_id}-{name}"))
+        if resolved.host.exists() or resolved.host.is_symlink():
+            raise ToolError(f"File already exists at {resolved.sandbox}", hint="Choose another path with `to`.")
+        resolved.host.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(resolved.host, "xb") as out:  # exclusive: never overwrite, not even a file made just now
+                out.write(data)
+        except FileExistsError:
+            raise ToolError(
+                f"File already exists at {resolved.sandbox}", hint="Choose another path with `to`."
+            ) from None
+        saved.append(resolved.sandbox)  # earlier files stay written when a later one fails (reference)
+    return {"count": len(saved), "saved": saved, "success": True}
+
+
+TOOL = Tool(
+    name="download-attachments",
+    description=(
+        "Save the attachments of a user message into a sandbox folder as <message_id>-<filename>. "
+        "Existing files are never overwritten."
+    ),
+    params=Params(
+        message_id=String(min_length=1, description="The user message that carries the attachments"),
+        to=String(min_length=1, description="Sandbox folder to save into, e.g. /workspace/inbox"),
+    ),
+    run=run,
+    main_arg="message_id",
+)

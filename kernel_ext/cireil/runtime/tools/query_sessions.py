@@ -1,0 +1,52 @@
+"""query-sessions: search the text of persisted user and assistant messages (reference §4.16)."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import ToolError
+from ..params import Number, Params, String
+from ..sessions.search import MODES
+from ..sessions.tooling import store_of
+from ..tool import Tool, ToolContext
+from .list_sessions import origin_field
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    store = store_of(ctx, "query-sessions")
+    try:
+        matches, total = store.query(
+            args["query"],
+            mode=args["mode"],
+            limit=int(args["limit"]),
+            offset=int(args["offset"]),
+            order=args["order"],
+            origin=args.get("origin"),
+            since=args.get("since"),
+        )
+    except re.error as exc:
+        raise ToolError(
+            f"Invalid regular expression: {exc}", hint="Fix the pattern, or search with mode raw or glob."
+        ) from None
+    return {"matches": matches, "success": True, "totalMatches": total}
+
+
+TOOL = Tool(
+    name="query-sessions",
+    description=(
+        "Search the text of persisted user and assistant messages across sessions (scheduled-job sessions "
+        "excluded). glob (default): the whole text must match, case-insensitive, * any run, ? one character. "
+        "regex: case-insensitive, matches anywhere. raw: case-sensitive substring."
+    ),
+    params=Params(
+        query=String(min_length=1, description="What to search for"),
+        mode=String(enum=MODES, default="glob", description="raw | glob | regex"),
+        limit=Number(minimum=1, maximum=30, default=15, description="Matches per page"),
+        offset=Number(minimum=0, default=0, description="Matches to skip"),
+        order=String(enum=("asc", "desc"), default="desc", description="By message time; desc = newest first"),
+        origin=origin_field(),
+        since=String(required=False, description="ISO-8601 date: only messages since then"),
+    ),
+    run=run,
+    main_arg="query",
+)

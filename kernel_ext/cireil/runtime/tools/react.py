@@ -1,0 +1,51 @@
+"""react: add an emoji reaction to a message of this conversation (reference §4.18)."""
+
+from __future__ import annotations
+
+from ..errors import ToolError
+from ..params import Params, String
+from ..sessions.tooling import require_channel, store_of
+from ..tool import Tool, ToolContext
+
+UNSUPPORTED = "Reactions are not supported on this channel"
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    require_channel(ctx, UNSUPPORTED)
+    store = store_of(ctx, "react")
+    assert ctx.conversation is not None  # store_of checked it
+    message_id = args.get("message_id") or ctx.conversation.trigger_message_id
+    if not message_id:
+        raise ToolError(
+            "No message to react to: this call was not triggered by a message.",
+            hint="Give message_id (read-history or read-session show the ids).",
+        )
+    emoji: str = args["emoji"]
+    in_history = next((m for m in ctx.session.history if m.get("id") == message_id), None)
+    stored = store.find_message(ctx.session.id, message_id)
+    message = in_history if in_history is not None else stored
+    if message is None:
+        raise ToolError(f"Message not found: {message_id}", hint="Give the id of a message of this conversation.")
+    reactions = message.setdefault("reactions", [])
+    if emoji not in reactions:
+        reactions.append(emoji)
+    if stored is not None:  # a message of the turn in progress is stored, reaction included, when the turn commits
+        store.update_message(ctx.session.id, message)
+    ctx.conversation.events({"type": "react", "sessionId": ctx.session.id, "messageId": message_id, "emoji": emoji})
+    return {"reacted": True, "success": True}
+
+
+TOOL = Tool(
+    name="react",
+    description=(
+        "Add an emoji reaction to a message (by default the one that started this turn). Does not end the turn."
+    ),
+    params=Params(
+        emoji=String(min_length=1, description="A Unicode emoji, or name:id for a custom one"),
+        message_id=String(
+            min_length=1, nullable=True, required=False, description="The message; default: this turn's trigger"
+        ),
+    ),
+    run=run,
+    main_arg="emoji",
+)

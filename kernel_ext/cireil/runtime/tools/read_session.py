@@ -1,0 +1,54 @@
+"""read-session: a persisted session's user and assistant messages (reference §4.14)."""
+
+from __future__ import annotations
+
+from ..errors import ToolError
+from ..params import Number, Params, String
+from ..sessions.store import to_epoch
+from ..sessions.tooling import absolute_time, conversation_messages, message_text, store_of
+from ..tool import Tool, ToolContext
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    store = store_of(ctx, "read-session")
+    session_id: str = args["id"]
+    if session_id == ctx.session.id:
+        history = ctx.session.history  # the turn in progress is not committed yet; it is readable too
+    else:
+        stored = store.get(session_id)
+        if stored is None:
+            raise ToolError(f"Session not found: {session_id}", hint="list-sessions shows the sessions there are.")
+        history = stored.history
+    messages = conversation_messages(history)
+    since = to_epoch(args.get("since"))
+    if since is not None:  # an unparseable `since` is ignored (reference)
+        messages = [m for m in messages if (to_epoch(m.get("timestamp")) or 0) >= since]
+    if args["order"] == "desc":
+        messages = messages[::-1]
+    offset, limit = int(args["offset"]), int(args["limit"])
+    out = []
+    for message in messages[offset : offset + limit]:
+        item = {"content": message_text(message), "role": message["role"]}
+        stamp = absolute_time(message.get("timestamp"))
+        if stamp:
+            item["timestamp"] = stamp
+        out.append(item)
+    return {"id": session_id, "messages": out, "success": True, "totalMessages": len(messages)}
+
+
+TOOL = Tool(
+    name="read-session",
+    description=(
+        "Read the user and assistant messages of a persisted session (any session of this agent, scheduled "
+        "ones included). Newest first by default; use offset and limit to page, since to skip older messages."
+    ),
+    params=Params(
+        id=String(min_length=1, description="Session id, as list-sessions shows it"),
+        limit=Number(minimum=1, maximum=100, default=50, description="Messages per page"),
+        offset=Number(minimum=0, default=0, description="Messages to skip"),
+        order=String(enum=("asc", "desc"), default="desc", description="asc = oldest first"),
+        since=String(required=False, description="ISO-8601 date: only messages from then on"),
+    ),
+    run=run,
+    main_arg="id",
+)
