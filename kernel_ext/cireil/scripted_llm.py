@@ -1,0 +1,382 @@
+"""A scripted OpenAI-compatible chat-completions server on loopback, for tests and offline tutorials.
+
+    from cireil.scripted_llm import ScriptedLLM, reply
+
+    with ScriptedLLM() as llm:                      # 127.0.0.1, a free port
+        llm.script(
+            reply.tool_calls(("read", {"path": "/workspace/notes.md"}), reasoning="Look first."),
+            reply.tool_calls(("respond", {"content": "Done."})),
+        )
+        ...  # point engine.toml's apiBase at llm.base_url
+        llm.requests[0].body["messages"]            # what the client sent
+
+Replies are served in order; once the script is used up, `default` answers (a reply, or a function
+`fn(request_body) -> reply` for a tiny rule-based "model"). A request asking for `stream: true`
+gets Server-Sent Events chunked the way OpenAI does; otherwise one JSON body. Standard library only:
+the tutorial notebook runs it without network or extra packages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import select
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["Recorded", "Reply", "ScriptedLLM", "reply"]
+
+
+@dataclass
+class Reply:
+    """One scripted answer. Build it with the `reply` helpers rather than by hand."""
+
+    calls: list[tuple[str, Any, str | None]] = field(default_factory=list)  # (name, args dict or raw text, id)
+    text: str | None = None
+    reasoning: str | None = None
+    finish_reason: str = "stop"
+    status: int = 200
+    error: str | None = None
+    delay: float = 0.0  # seconds; while streaming, the pause comes after the first pieces were sent
+    json_only: bool = False  # answer with plain JSON even when the request asked to stream
+
+
+class reply:
+    """Helpers building `Reply` objects."""
+
+    @staticmethod
+    def tool_calls(
+        *calls: tuple,
+        reasoning: str | None = None,
+        text: str | None = None,
+        delay: float = 0.0,
+        json_only: bool = False,
+    ) -> Reply:
+        """Each call is (name, arguments) or (name, arguments, id); arguments may be a dict or raw text
+        (to send invalid JSON); an id of None sends the call without one."""
+        numbered = []
+        for n, call in enumerate(calls):
+            name, args, *rest = call
+            numbered.append((name, args, rest[0] if rest else f"call_scripted_{n}"))
+        return Reply(numbered, text, reasoning, "tool_calls", delay=delay, json_only=json_only)
+
+    @staticmethod
+    def text(text: str, *, reasoning: str | None = None, delay: float = 0.0, json_only: bool = False) -> Reply:
+        """Free text and no tool call (finish_reason stop): what a model does when it forgets the tools."""
+        return Reply([], text, reasoning, "stop", delay=delay, json_only=json_only)
+
+    @staticmethod
+    def error(status: int, message: str, *, delay: float = 0.0) -> Reply:
+        """An HTTP error with an OpenAI-style body {"error": {"message": ...}}."""
+        return Reply(status=status, error=message, delay=delay)
+
+    @staticmethod
+    def content_filter(text: str = "", *, delay: float = 0.0, json_only: bool = False) -> Reply:
+        """The provider's filter cut the reply (finish_reason content_filter)."""
+        return Reply([], text or None, None, "content_filter", delay=delay, json_only=json_only)
+
+
+DEFAULT_REPLY = reply.tool_calls(("respond", {"content": "(script exhausted)"}))
+
+
+@dataclass
+class Recorded:
+    """One request as the server received it."""
+
+    path: str
+    headers: dict[str, str]  # names in lower case
+    body: dict
+    disconnected: bool = False  # the client went away before the reply was complete
+
+
+class ScriptedLLM:
+    def __init__(
+        self,
+        *replies: Reply,
+        port: int = 0,
+        default: Reply | Callable[[dict], Reply] = DEFAULT_REPLY,
+    ) -> None:
+        self._port = port
+        self.default = default
+        self.requests: list[Recorded] = []
+        self.disconnected = threading.Event()  # set when any client hung up mid-reply
+        self._queue: deque[Reply] = deque(replies)
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._ids = itertools.count(1)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> ScriptedLLM:
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        server = ThreadingHTTPServer(("127.0.0.1", self._port), _make_handler(self))
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-llm", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()  # ends any reply waiting out its delay
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            open_connections = list(self._connections)
+        for conn in open_connections:
+            # idle keep-alive connections (and replies cut short) would otherwise hold their threads
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> ScriptedLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("ScriptedLLM is not running; call start() first")
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- script -------------------------------------------------------------------------------
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def _next_reply(self, body: dict) -> Reply:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        if not callable(self.default):
+            return self.default
+        try:
+            answer = self.default(body)
+        except Exception as exc:
+            # a bug in a notebook's rule function: the client sees it as a server error, the server keeps going
+            return reply.error(500, f"the scripted default raised {exc!r}")
+        if not isinstance(answer, Reply):
+            return reply.error(500, f"the scripted default returned {answer!r}, not a reply")
+        return answer
+
+    def _record(self, entry: Recorded) -> None:
+        with self._lock:
+            self.requests.append(entry)
+
+
+def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        owner = llm
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive and chunked streams, like a real API server
+    owner: ScriptedLLM
+    _entry: Recorded
+
+    def setup(self) -> None:
+        super().setup()
+        # many small writes per reply: without this, Nagle's algorithm and the client's delayed ACK add ~40 ms
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.owner._lock:
+            self.owner._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.owner._lock:
+            self.owner._connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # a test run or a notebook should not fill with access logs
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, {"error": {"message": f"no such endpoint: {self.path}"}})
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send_json(400, {"error": {"message": "request body is not JSON"}})
+            return
+        entry = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        self._entry = entry
+        self.owner._record(entry)
+        answer = self.owner._next_reply(body)
+        try:
+            if answer.error is not None:
+                if self._wait(answer.delay):
+                    self._send_json(answer.status, {"error": {"message": answer.error, "type": "scripted"}})
+            elif body.get("stream") and not answer.json_only:
+                self._stream(body, answer)
+            elif self._wait(answer.delay):
+                self._send_json(200, _completion(body, answer, next(self.owner._ids)))
+        except (BrokenPipeError, ConnectionResetError):
+            self._hung_up()
+
+    def _hung_up(self) -> None:
+        self._entry.disconnected = True
+        self.close_connection = True
+        self.owner.disconnected.set()
+
+    # -- waiting, noticing a client that hung up ----------------------------------------------
+    def _client_gone(self) -> bool:
+        """The client closed its side (cancelled). Nothing else arrives mid-reply, so readable means EOF."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _wait(self, delay: float) -> bool:
+        """Sleep `delay` seconds; False (and the request marked) if the client hung up or the server stops."""
+        deadline = time.monotonic() + delay
+        while True:
+            if self._client_gone():
+                self._hung_up()
+                return False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            if self.owner._stopping.wait(min(left, 0.02)):
+                self.close_connection = True
+                return False
+
+    # -- answers ------------------------------------------------------------------------------
+    def _send_json(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _stream(self, body: dict, answer: Reply) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunks = list(_stream_chunks(body, answer, next(self.owner._ids)))
+        # the pause lands mid-reply (after the role chunk and the first pieces): where an interrupt would come
+        pause_at = min(3, len(chunks) - 1)
+        for n, chunk in enumerate(chunks):
+            if n == pause_at and answer.delay and not self._wait(answer.delay):
+                return
+            self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
+        self._write_chunk("data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _write_chunk(self, text: str) -> None:
+        data = text.encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+# -- the OpenAI wire format -------------------------------------------------------------------
+def _arguments(args: Any) -> str:
+    return args if isinstance(args, str) else json.dumps(args)
+
+
+def _usage(body: dict, answer: Reply) -> dict:
+    """Token counts estimated from sizes (chars / 4), so they move with the conversation like real ones."""
+    prompt = len(json.dumps(body.get("messages", []))) + len(json.dumps(body.get("tools", [])))
+    out = len(answer.text or "") + len(answer.reasoning or "")
+    out += sum(len(name) + len(_arguments(args)) for name, args, _ in answer.calls)
+    usage = {"prompt_tokens": prompt // 4 + 1, "completion_tokens": out // 4 + 1}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return usage
+
+
+def _completion(body: dict, answer: Reply, serial: int) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+    if answer.reasoning:
+        message["reasoning_content"] = answer.reasoning
+    if answer.calls:
+        message["tool_calls"] = [
+            {
+                **({"id": cid} if cid is not None else {}),
+                "type": "function",
+                "function": {"name": name, "arguments": _arguments(args)},
+            }
+            for name, args, cid in answer.calls
+        ]
+    return {
+        "id": f"chatcmpl-scripted-{serial}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted"),
+        "choices": [{"index": 0, "message": message, "finish_reason": answer.finish_reason}],
+        "usage": _usage(body, answer),
+    }
+
+
+def _pieces(text: str, sizes: tuple[int, ...] = (3, 1, 5, 2, 7, 4)) -> Iterator[str]:
+    """Small, uneven pieces, as a real server's token stream arrives."""
+    i = 0
+    for size in itertools.cycle(sizes):
+        if i >= len(text):
+            return
+        yield text[i : i + size]
+        i += size
+
+
+def _stream_chunks(body: dict, answer: Reply, serial: int) -> Iterator[dict]:
+    base = {
+        "id": f"chatcmpl-scripted-{serial}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted"),
+    }
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in _pieces(answer.reasoning or ""):
+        yield chunk({"reasoning_content": piece})
+    for piece in _pieces(answer.text or ""):
+        yield chunk({"content": piece})
+    for index, (name, args, cid) in enumerate(answer.calls):
+        head = {"index": index, "type": "function", "function": {"name": name, "arguments": ""}}
+        if cid is not None:
+            head["id"] = cid
+        yield chunk({"tool_calls": [head]})
+        for piece in _pieces(_arguments(args)):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield chunk({}, answer.finish_reason)
+    if (body.get("stream_options") or {}).get("include_usage"):
+        yield {**base, "choices": [], "usage": _usage(body, answer)}
