@@ -1,0 +1,410 @@
+"""The history the model is sent (reference §7.4) and the token estimate (§7.3).
+
+`shape_history` never changes a stored message: messages it passes through unchanged are the stored
+dicts themselves (treat them as read-only), and every change (a merge, a superseded result, a removed
+picture or tool call) is made on a new dict. The only state it moves is the cursor, which it returns
+for the caller to store.
+
+This runs on every model call, so each message is walked a handful of times and the expensive part of
+the estimate, serialising tool inputs and outputs to JSON, is done once per object and kept in a
+`TokenCache` the caller holds on to between calls.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+MESSAGE_TOKENS = 4
+MEDIA_TOKENS = 200
+READ_TOOLS = frozenset({"read"})
+# Tools after whose success an earlier read of the same path shows outdated content.
+CHANGING_TOOLS = frozenset({"write", "edit", "str-replace"})
+DEFAULT_MAX_TURNS = 30
+
+
+def _ceil3(chars: int) -> int:
+    return -(-chars // 3)
+
+
+def _json(value: Any) -> str:
+    # JSON.stringify's shape: compact, non-ASCII left as is
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class TokenCache:
+    """Per-object memo of JSON lengths and message estimates, valid while the objects are not mutated.
+
+    Keys are object identities; each entry holds the object itself, so an id cannot be reused by a new
+    object while its entry lives. Entries not used during one call are dropped by the next `sweep()`,
+    so the cache follows the visible history instead of growing with the whole session.
+    """
+
+    def __init__(self) -> None:
+        self._current: dict[int, tuple[Any, int]] = {}
+        self._previous: dict[int, tuple[Any, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._current) + len(self._previous)
+
+    def _get(self, obj: Any) -> int | None:
+        key = id(obj)
+        entry = self._current.get(key)
+        if entry is None:
+            entry = self._previous.pop(key, None)
+            if entry is None:
+                return None
+            self._current[key] = entry
+        return entry[1] if entry[0] is obj else None
+
+    def _put(self, obj: Any, value: int) -> int:
+        self._current[id(obj)] = (obj, value)
+        return value
+
+    def json_chars(self, value: Any) -> int:
+        if value is None or isinstance(value, bool | int | float):
+            return len(_json(value))
+        found = self._get(value)
+        return found if found is not None else self._put(value, len(_json(value)))
+
+    def message_tokens(self, message: dict) -> int:
+        found = self._get(message)
+        return found if found is not None else self._put(message, _estimate_message(message, self))
+
+    def sweep(self) -> None:
+        """Forget what the last call did not use; call once per model call."""
+        self._previous = self._current
+        self._current = {}
+
+
+def _estimate_message(message: dict, cache: TokenCache) -> int:
+    if message.get("role") == "toolResponse":
+        return MESSAGE_TOKENS + _ceil3(cache.json_chars(message.get("output")))
+    content = message.get("content")
+    if isinstance(content, str):
+        return MESSAGE_TOKENS + _ceil3(len(content))
+    total = MESSAGE_TOKENS
+    for part in content or ():
+        kind = part.get("type")
+        if kind == "text":
+            total += _ceil3(len(part.get("text") or ""))
+        elif kind == "thinking":
+            total += _ceil3(len(part.get("thinking") or ""))
+        elif kind == "toolCall":
+            total += _ceil3(cache.json_chars(part.get("input", {})))
+        elif kind in ("image", "video"):
+            total += MEDIA_TOKENS
+    return total
+
+
+def estimate_tokens(messages: list[dict], cache: TokenCache | None = None) -> int:
+    """Σ(4 per message + ceil(chars/3) per text, thinking or tool JSON + 200 per image/video)."""
+    cache = TokenCache() if cache is None else cache
+    return sum(cache.message_tokens(m) for m in messages)
+
+
+def estimate_system(text: str) -> int:
+    return _ceil3(len(text))
+
+
+def summary_text(summary: dict) -> str:
+    slug = html.escape(str(summary.get("slug", "")), quote=True)
+    name = html.escape(str(summary.get("displayName", "")), quote=True)
+    return f'<topic-summary slug="{slug}" display-name="{name}">{summary.get("summary", "")}</topic-summary>'
+
+
+@dataclass
+class ShapedHistory:
+    messages: list[dict]
+    cursor: int  # the session's new cursor; larger than before when turns were dropped
+    tokens: int  # estimate of `messages` alone
+    dropped_turns: int = 0
+    superseded_stale: int = 0
+    superseded_budget: int = 0
+    removed: dict[str, int] = field(default_factory=dict)  # what shaping took out, by kind, for display
+
+
+@dataclass
+class _Item:
+    msg: dict
+    origin: int  # index in the stored history this item stands for; the cursor lands on it when it leads
+    turn_start: bool  # a user message that begins a turn (preserved messages inside a summary never do)
+
+
+def _visible(history: list[dict], cursor: int, summaries: list[dict]) -> list[_Item]:
+    if not summaries:
+        return [_Item(m, i, m.get("role") == "user") for i, m in enumerate(history[cursor:], cursor)]
+    index_of = {m.get("id"): i for i, m in enumerate(history)}
+    ranges: list[tuple[int, int, dict]] = []
+    for summary in summaries:
+        start, end = index_of.get(summary.get("startMessageId")), index_of.get(summary.get("endMessageId"))
+        if start is None or end is None or start > end or end < cursor:
+            continue
+        ranges.append((max(start, cursor), end, summary))
+    ranges.sort(key=lambda r: r[0])
+    items: list[_Item] = []
+    position = cursor
+    for start, end, summary in ranges:
+        if start < position:  # overlaps a range already summarised: the earlier-starting summary wins
+            continue
+        items += [_Item(m, i, m.get("role") == "user") for i, m in enumerate(history[position:start], position)]
+        text = summary_text(summary)
+        first = history[start]
+        items.append(
+            _Item(
+                {
+                    "id": f"summary:{summary.get('slug', '')}",
+                    "role": "user",
+                    "timestamp": first.get("timestamp"),
+                    "content": [{"type": "text", "text": text}],
+                },
+                start,
+                True,
+            )
+        )
+        keep = set(summary.get("preserve") or ())
+        items += [_Item(history[i], i, False) for i in range(start, end + 1) if history[i].get("id") in keep]
+        position = end + 1
+    items += [_Item(m, i, m.get("role") == "user") for i, m in enumerate(history[position:], position)]
+    return items
+
+
+def _remove_orphans(items: list[_Item], removed: dict[str, int]) -> list[_Item]:
+    calls: set[str] = set()
+    answered: set[str] = set()
+    for item in items:
+        role = item.msg.get("role")
+        if role == "assistant":
+            for part in item.msg.get("content") or ():
+                if part.get("type") == "toolCall":
+                    calls.add(part.get("id"))
+        elif role == "toolResponse":
+            answered.add(item.msg.get("toolCallId"))
+    if calls == answered:
+        return items
+    kept: list[_Item] = []
+    for item in items:
+        msg = item.msg
+        role = msg.get("role")
+        if role == "toolResponse" and msg.get("toolCallId") not in calls:
+            removed["orphaned tool results"] = removed.get("orphaned tool results", 0) + 1
+            continue
+        if role == "assistant":
+            content = msg.get("content") or []
+            parts = [p for p in content if p.get("type") != "toolCall" or p.get("id") in answered]
+            if len(parts) != len(content):
+                removed["orphaned tool calls"] = removed.get("orphaned tool calls", 0) + len(content) - len(parts)
+                if not parts:
+                    continue
+                item = _Item({**msg, "content": parts}, item.origin, item.turn_start)
+        kept.append(item)
+    return kept
+
+
+def _strip_media(
+    items: list[_Item], vision: bool, video: bool, max_images: int | None, removed: dict[str, int]
+) -> list[_Item]:
+    drop_kinds = set() if vision else {"image"}
+    if not video:
+        drop_kinds.add("video")
+    images = 0
+    if vision and max_images is not None:
+        images = sum(
+            1
+            for item in items
+            if isinstance(item.msg.get("content"), list)
+            for p in item.msg["content"]
+            if p.get("type") == "image"
+        )
+    excess = max(0, images - max_images) if vision and max_images is not None else 0
+    if not drop_kinds and not excess:
+        return items
+    kept: list[_Item] = []
+    for item in items:
+        content = item.msg.get("content")
+        if not isinstance(content, list) or not any(p.get("type") in ("image", "video") for p in content):
+            kept.append(item)
+            continue
+        parts = []
+        for part in content:
+            kind = part.get("type")
+            if kind in drop_kinds:
+                removed[f"{kind}s (unsupported)"] = removed.get(f"{kind}s (unsupported)", 0) + 1
+                continue
+            if kind == "image" and excess:  # oldest first: the walk goes from the start of the history
+                excess -= 1
+                removed["images over the per-request cap"] = removed.get("images over the per-request cap", 0) + 1
+                continue
+            parts.append(part)
+        if parts:
+            kept.append(_Item({**item.msg, "content": parts}, item.origin, item.turn_start))
+    return kept
+
+
+def _merge(items: list[_Item]) -> list[_Item]:
+    merged: list[_Item] = []
+    for item in items:
+        role = item.msg.get("role")
+        if merged and role in ("user", "assistant") and merged[-1].msg.get("role") == role:
+            prev = merged[-1]
+            a, b = prev.msg, item.msg
+            combined = {**a, "content": list(a.get("content") or []) + list(b.get("content") or [])}
+            if a.get("attachments") or b.get("attachments"):
+                combined["attachments"] = list(a.get("attachments") or []) + list(b.get("attachments") or [])
+            if prev.turn_start or not item.turn_start:
+                merged[-1] = _Item(combined, prev.origin, prev.turn_start)
+            else:
+                # the tail of a summary's preserved messages joined with the next turn's first message: the
+                # turn still starts here, and a cut here moves the cursor past the summary's range
+                merged[-1] = _Item(combined, item.origin, True)
+        else:
+            merged.append(item)
+    return merged
+
+
+def _stub(reason: str, name: Any) -> dict:
+    return {"reason": reason, "superseded": True, "tool": name}
+
+
+def _is_stub(output: Any) -> bool:
+    return isinstance(output, dict) and output.get("superseded") is True and "reason" in output
+
+
+def _result_path(msg: dict, call_inputs: dict[str, dict]) -> str | None:
+    output = msg.get("output")
+    path = output.get("path") if isinstance(output, dict) else None
+    if not isinstance(path, str):
+        path = call_inputs.get(msg.get("toolCallId"), {}).get("path")
+    return posixpath.normpath(path) if isinstance(path, str) and path else None
+
+
+def _succeeded(msg: dict) -> bool:
+    output = msg.get("output")
+    return not (isinstance(output, dict) and output.get("success") is False)
+
+
+def _supersede_stale(items: list[_Item]) -> int:
+    """Reads whose path was read again or changed later no longer show the file as it is."""
+    call_inputs: dict[str, dict] = {}
+    for item in items:
+        if item.msg.get("role") == "assistant":
+            for part in item.msg.get("content") or ():
+                if part.get("type") == "toolCall" and isinstance(part.get("input"), dict):
+                    call_inputs[part.get("id")] = part["input"]
+    later: set[str] = set()
+    count = 0
+    for item in reversed(items):
+        msg = item.msg
+        name = msg.get("name")
+        if msg.get("role") != "toolResponse" or (name not in READ_TOOLS and name not in CHANGING_TOOLS):
+            continue
+        if not _succeeded(msg) or _is_stub(msg.get("output")):
+            continue
+        path = _result_path(msg, call_inputs)
+        if path is None:
+            continue
+        if name in READ_TOOLS and path in later:
+            item.msg = {**msg, "output": _stub("stale", name)}
+            count += 1
+        later.add(path)
+    return count
+
+
+def _turn_starts(items: list[_Item]) -> list[int]:
+    starts = [i for i, item in enumerate(items) if item.turn_start and item.msg.get("role") == "user"]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)  # leading messages before the first user message count as a turn of their own
+    return starts
+
+
+def shape_history(
+    history: list[dict],
+    *,
+    cursor: int = 0,
+    summaries: list[dict] | tuple = (),
+    supports_vision: bool = True,
+    supports_video: bool = False,
+    max_images_per_request: int | None = None,
+    context_window: int | None = None,
+    context_budget: float = 0.6,
+    context_hard_budget: float = 0.85,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    fixed_tokens: int = 0,
+    drop_transient: bool = False,
+    cache: TokenCache | None = None,
+) -> ShapedHistory:
+    """Visible history from `cursor`, shaped and pruned. `fixed_tokens` is everything else sent with it
+    (system prompt, opened files) so that pruning budgets the whole request."""
+    cache = TokenCache() if cache is None else cache
+    cursor = max(0, min(cursor, len(history)))
+    removed: dict[str, int] = {}
+    items = _visible(history, cursor, list(summaries))
+    if drop_transient:  # the turn loop drops these itself when a turn ends; this is for callers after that point
+        items = [item for item in items if item.msg.get("persistent", True)]
+    items = _remove_orphans(items, removed)
+    items = _strip_media(items, supports_vision, supports_video, max_images_per_request, removed)
+    items = _merge(items)
+
+    shaped = ShapedHistory([], cursor, 0, removed=removed)
+    starts = _turn_starts(items) if items else []
+    cut = 0
+    if context_window:
+        tokens = [cache.message_tokens(item.msg) for item in items]
+        total = fixed_tokens + sum(tokens)
+        soft = math.floor(context_window * context_budget)
+        hard = math.floor(context_window * context_hard_budget)
+        if total > hard:
+            shaped.superseded_stale = _supersede_stale(items)
+            if shaped.superseded_stale:
+                tokens = [cache.message_tokens(item.msg) for item in items]
+                total = fixed_tokens + sum(tokens)
+            if total > soft:
+                total = _evict_results(items, tokens, total, soft, cache, shaped)
+            if total > soft:
+                # drop whole turns from the oldest; the latest turn stays even when it alone is too big
+                dropped, previous = 0, 0
+                for start in starts[1:]:
+                    dropped += sum(tokens[previous:start])
+                    previous = cut = start
+                    if total - dropped <= soft:
+                        break
+    elif items and len(starts) > max_turns:
+        cut = starts[-max(1, max_turns)]
+
+    if cut:
+        shaped.dropped_turns = sum(1 for s in starts if s < cut)
+        shaped.cursor = items[cut].origin
+        items = _remove_orphans(items[cut:], removed)
+    shaped.messages = [item.msg for item in items]
+    shaped.tokens = sum(cache.message_tokens(m) for m in shaped.messages)
+    return shaped
+
+
+def _evict_results(
+    items: list[_Item], tokens: list[int], total: int, soft: int, cache: TokenCache, shaped: ShapedHistory
+) -> int:
+    """Replace the oldest tool results with budget stubs until the request fits the soft budget.
+
+    Results after the last assistant message are what the model is about to read for the first time;
+    they are never evicted.
+    """
+    last_assistant = max((i for i, item in enumerate(items) if item.msg.get("role") == "assistant"), default=-1)
+    for i in range(last_assistant):
+        if total <= soft:
+            break
+        msg = items[i].msg
+        if msg.get("role") != "toolResponse" or _is_stub(msg.get("output")):
+            continue
+        replacement = {**msg, "output": _stub("budget", msg.get("name"))}
+        new_tokens = cache.message_tokens(replacement)
+        if new_tokens >= tokens[i]:
+            continue
+        items[i].msg = replacement
+        total -= tokens[i] - new_tokens
+        tokens[i] = new_tokens
+        shaped.superseded_budget += 1
+    return total
