@@ -25,6 +25,10 @@ def make_agent(root: Path, tools_toml: str = MINIMAL_TOOLS, *, name: str = "test
     for sub in ("config", "workspace/docs", "memories", "tasks", "blocks", "skills/notes"):
         (agent / sub).mkdir(parents=True, exist_ok=True)
     (agent / "config" / "tools.toml").write_text(tools_toml)
+    # agent turns need a provider; tool tests never reach it (tests/turnkit.py points one at a live server)
+    (agent / "config" / "engine.toml").write_text(
+        '[providers.none]\napiBase = "http://127.0.0.1:9/v1"\ndefaultModel = "unused"\n'
+    )
     (agent / "core.md").write_text("You are a test agent.\n")
     for block in ("soul", "identity", "person", "long-term", "style-notes"):
         (agent / "blocks" / f"{block}.md").write_text(f'+++\ndescription = "The {block} block"\n+++\n{block} body\n')

@@ -127,11 +127,10 @@ def _read_arguments(raw: str | None) -> dict:
 def cmd_call(args: argparse.Namespace) -> int:
     from .runtime.agent import Agent
     from .runtime.errors import ConfigError, UnknownToolError
-    from .runtime.session import Session
 
     arguments = _read_arguments(args.arguments)
     try:
-        agent = Agent.load(args.dir, session=Session(id="cli:main", platform="remote"))
+        agent = Agent.load(args.dir, session="cli:main")
     except ConfigError as exc:
         _print_issues(exc.issues)
         return USAGE

@@ -35,6 +35,13 @@ _VIEWS = {
     "read-sections": "read_sections",
     "close-file": "close_file",
     "read-skill": "read_skill",
+    "read-history": "read_history",
+    "read-session": "read_session",
+    "list-sessions": "list_sessions",
+    "query-sessions": "query_sessions",
+    "download-attachments": "download_attachments",
+    "react": "react",
+    "prune-boundaries": "prune_boundaries",
 }
 
 

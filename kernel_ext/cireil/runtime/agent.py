@@ -22,6 +22,7 @@ from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_toml
 from .config.tools_config import TOOLS_FILE, ToolsConfig, parse_tools_config
+from .conversation import Conversation
 from .errors import ConfigError, ConfigIssue, UnknownToolError
 from .layout import BLOCK_NAMES, AgentLayout
 from .loop import RUNTIME, Submitted
@@ -32,7 +33,12 @@ from .tool import Progress, Tool, ToolContext, execute
 
 if TYPE_CHECKING:
     from .context import OpenedFilesContext
+    from .engine.runner import Engine, PreparedRequest
+    from .engine.turn import EventSink, TurnOutcome
     from .mcp.discovery import Discovered
+    from .sessions.store import SessionStore
+
+NOTEBOOK_SESSION = "notebook:main"
 
 _WATCHED = (TOOLS_FILE, SANDBOX_FILE)
 
@@ -223,6 +229,32 @@ def _check_extra(tools: Iterable[Tool]) -> dict[str, Tool]:
     return out
 
 
+def _engine_issues(layout: AgentLayout) -> list[ConfigIssue]:
+    """engine.toml only matters for agent turns: checked by dry-run and at each turn, not at load."""
+    from .engine.config import ENGINE_FILE, parse_engine_config
+
+    issues: list[ConfigIssue] = []
+    source = _read(layout, ENGINE_FILE, issues)
+    if issues:
+        return issues
+    if source is None:
+        return [ConfigIssue(ENGINE_FILE, None, "missing: agent turns need a model provider", severity="warning")]
+    return parse_engine_config(source)[1]
+
+
+def _open_store(layout: AgentLayout, snapshot: Snapshot) -> SessionStore | None:
+    """sessions.db beside the agent's files; an agent whose folder cannot hold it still runs its tools."""
+    from .sessions.store import SessionStore
+
+    try:
+        return SessionStore.for_agent(layout.directory)
+    except Exception as exc:  # a read-only folder, a corrupt file: say so, keep the tools usable
+        snapshot.warnings.append(
+            ConfigIssue("sessions.db", None, f"cannot be opened, sessions are not kept: {exc}", severity="warning")
+        )
+        return None
+
+
 def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     """Validate everything loading validates, without loading; never raises for bad config."""
     try:
@@ -232,15 +264,31 @@ def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     snapshot, issues = read_config(layout, with_skills=True, extra_tools=_check_extra(tools))
     if snapshot is not None:
         _close_mcp(snapshot.mcp)  # dry-run discovers, never calls
+    issues += _engine_issues(layout)
+    if snapshot is not None and any(i.severity == "error" for i in issues):
+        snapshot = None
     return DryRunReport(layout.directory, issues, list(snapshot.tools.values()) if snapshot else [])
 
 
 class Agent:
     """A loaded agent. Create with `cireil.load(path)`."""
 
-    def __init__(self, layout: AgentLayout, snapshot: Snapshot, session: Session, extra_tools: dict[str, Tool]) -> None:
+    def __init__(
+        self,
+        layout: AgentLayout,
+        snapshot: Snapshot,
+        session: Session | str,
+        extra_tools: dict[str, Tool],
+        store: SessionStore | None = None,
+    ) -> None:
         self.layout = layout
         self.extra_tools = extra_tools
+        self.store = store
+        self._sessions: dict[str, Session] = {}  # live sessions: one object per id, shared by every user
+        self._engine: Engine | None = None
+        if isinstance(session, str):
+            session = self.session_for(session)
+        self._sessions[session.id] = session
         self.session = session
         self._snapshot = snapshot
         self._lock = threading.Lock()
@@ -250,13 +298,17 @@ class Agent:
         self.closed = False
 
     @classmethod
-    def load(cls, path: str | Path, *, session: Session | None = None, tools: Iterable[Tool] = ()) -> Agent:
+    def load(cls, path: str | Path, *, session: Session | str | None = None, tools: Iterable[Tool] = ()) -> Agent:
         extra = _check_extra(tools)
         layout = AgentLayout.find(path)
         snapshot, issues = read_config(layout, extra_tools=extra)
         if snapshot is None:
             raise ConfigError(issues)
-        return cls(layout, snapshot, session or Session(id="notebook:main"), extra)
+        store = _open_store(layout, snapshot)
+        agent = cls(layout, snapshot, session or NOTEBOOK_SESSION, extra, store)
+        if store is not None and store.jobs():
+            agent.engine.scheduler.start()  # past-due jobs run now, later ones are armed
+        return agent
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -362,22 +414,42 @@ class Agent:
         args = dict(arguments or {})
         args.update(kwargs)
         notices = self.refresh()
+        tool = self._lookup(self._snapshot, name)
+        ctx = self.tool_context(self.session, self._conversation())
+        return tool, args, ctx, notices
+
+    def _conversation(self) -> Conversation | None:
+        if self.store is None:
+            return None
+        events = self.engine._background_event if self._engine is not None else (lambda event: None)
+        return Conversation(store=self.store, events=events, agent=self)
+
+    def tool_context(self, session: Session, conversation: Conversation | None) -> ToolContext:
+        """What one call of a tool gets, with the configuration as of now (a turn calls it per tool call)."""
         snapshot = self._snapshot
-        tool = self._lookup(snapshot, name)
-        ctx = ToolContext(
+        return ToolContext(
             agent_dir=self.directory,
             slug=self.slug,
             paths=SandboxPaths(self.directory, snapshot.sandbox.mounts),
             sandbox=snapshot.sandbox,
             tools_config=snapshot.tools_config,
-            session=self.session,
+            session=session,
             extra={"tool_state": self.tool_state},
+            conversation=conversation,
         )
-        return tool, args, ctx, notices
+
+    def sandbox_paths(self) -> SandboxPaths:
+        return SandboxPaths(self.directory, self._snapshot.sandbox.mounts)
+
+    def current_tools(self) -> dict[str, Tool]:
+        """The enabled tools of the current snapshot, without re-reading anything."""
+        return dict(self._snapshot.tools)
 
     async def _run(self, tool: Tool, args: dict, ctx: ToolContext, notices: list[str]) -> ToolResult:
         started = time.perf_counter()
         data = await execute(tool, args, ctx)
+        if self.store is not None:  # a call outside a turn may have opened or closed files
+            self.store.save_state(ctx.session)
         return ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
 
     def submit(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Submitted:
@@ -407,8 +479,90 @@ class Agent:
 
         return opened_files_context(self.session, SandboxPaths(self.directory, self._snapshot.sandbox.mounts))
 
+    # -- sessions -----------------------------------------------------------------------------------
+    def session_for(self, session_id: str) -> Session:
+        """The live session of that id, loaded from sessions.db or created (in memory without a store)."""
+        found = self._sessions.get(session_id)
+        if found is None:
+            from .session import platform_of
+
+            if self.store is not None:
+                found = self.store.open_session(session_id)
+            else:
+                found = Session(id=session_id, platform=platform_of(session_id))
+            self._sessions[session_id] = found
+        return found
+
+    def use_session(self, name: str) -> Session:
+        """Make NAME the session calls and turns use; a bare name means `notebook:NAME`."""
+        session_id = name if ":" in name or name == "tui" else f"notebook:{name}"
+        self.session = self.session_for(session_id)
+        return self.session
+
+    def sessions(self, **filters: Any) -> list[dict]:
+        """Persisted sessions, most recently active first (list-sessions' view, incl. scheduled ones)."""
+        if self.store is None:
+            return []
+        return self.store.list_sessions(**{"limit": 30, **filters})
+
+    # -- agent turns -----------------------------------------------------------------------------------
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            from .engine.runner import Engine
+
+            self._engine = Engine(self)
+        return self._engine
+
+    @property
+    def scheduler(self) -> Any:
+        return self.engine.scheduler
+
+    def deliver(self, target: str, content: str, *, attachments: Iterable[str] = (), source: str | None = None) -> None:
+        self.engine.deliver(target, content, attachments=list(attachments), source=source)
+
+    def queue_turn(self, session_id: str, prompt: str, *, source: str | None = None) -> None:
+        self.engine.queue_turn(session_id, prompt, source=source)
+
+    def _turn(self, message: str | dict, session: str | None, on_event: EventSink | None, **options: Any) -> Any:
+        from . import messages
+
+        if self.closed:
+            raise RuntimeError("this agent has been closed; load it again")
+        target = self.session_for(session) if session else self.session
+        user = messages.user_message(message) if isinstance(message, str) else message
+        return self.engine.run_turn(target, user, on_event=on_event or (lambda event: None), **options)
+
+    def turn(
+        self, message: str | dict, *, session: str | None = None, on_event: EventSink | None = None, **options: Any
+    ) -> TurnOutcome:
+        """Send a user message and run the agent's turn to its end; blocking, interruptible."""
+        return RUNTIME.run(self._turn(message, session, on_event, **options))
+
+    async def aturn(
+        self, message: str | dict, *, session: str | None = None, on_event: EventSink | None = None, **options: Any
+    ) -> TurnOutcome:
+        work = self._turn(message, session, on_event, **options)
+        if RUNTIME.in_loop_thread():
+            return await work
+        return await RUNTIME.submit(work).wrapped()
+
+    def submit_turn(
+        self, message: str | dict, *, session: str | None = None, on_event: EventSink | None = None, **options: Any
+    ) -> Submitted:
+        return RUNTIME.submit(self._turn(message, session, on_event, **options))
+
+    def prompt(self, *, session: str | None = None, **options: Any) -> PreparedRequest:
+        """Exactly what the next model request would send: system prompt, messages, tool schemas."""
+        target = self.session_for(session) if session else self.session
+        return self.engine.preview(target, **options)
+
     def close(self) -> None:
         """Stop using this agent; its MCP connections are closed (their sessions deleted)."""
         if not self.closed:
             self.closed = True
+            if self._engine is not None:
+                RUNTIME.run(self._engine.aclose())
             _close_mcp(self._snapshot.mcp)
+            if self.store is not None:
+                self.store.close()

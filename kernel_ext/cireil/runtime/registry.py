@@ -47,6 +47,17 @@ _IMPLEMENTED: dict[str, str] = {
     "read-sections": "read_sections",
     "close-file": "close_file",
     "read-skill": "read_skill",
+    "respond": "respond",
+    "no-response": "no_response",
+    "schedule": "schedule",
+    "invoke": "invoke",
+    "read-history": "read_history",
+    "read-session": "read_session",
+    "list-sessions": "list_sessions",
+    "query-sessions": "query_sessions",
+    "download-attachments": "download_attachments",
+    "react": "react",
+    "prune-boundaries": "prune_boundaries",
 }
 
 

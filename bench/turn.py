@@ -1,0 +1,108 @@
+"""The turn loop's own cost per step, against the model round trip measured in the same run.
+
+    python bench/turn.py [--steps 50] [--turns 5]
+
+A copy of the demo agent talks to a scripted OpenAI-compatible server on loopback that answers at
+once: 49 steps calling session-info (a tool that costs nearly nothing), then a final respond. Each
+step's wall time is split into the provider call (request building, network, streaming parse), the
+tool calls, and the rest: assembling the prompt, shaping history, committing to sessions.db, events.
+The baseline is the bare round trip: the very same request bodies POSTed through one httpx.AsyncClient and
+read to the end, so "runtime overhead" = step time - bare round trip - tool time.
+Target: runtime overhead under 5 ms median per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+import cireil
+from cireil.runtime.scaffold import init
+from cireil.scripted_llm import ScriptedLLM, reply
+
+ENGINE = """\
+[providers.local]
+apiBase = "{base}"
+defaultModel = "scripted"
+isGlobalDefault = true
+"""
+
+
+def scripted(steps: int):
+    def answer(body: dict):
+        calls = sum(1 for m in body["messages"] if m["role"] == "tool")
+        if calls >= steps - 1:
+            return reply.tool_calls(("respond", {"content": "done"}))
+        return reply.tool_calls(("session-info", {}))
+
+    return answer
+
+
+async def _bare_round_trips(base: str, bodies: list[dict]) -> list[float]:
+    """The baseline: the same bodies through one httpx.AsyncClient, read to the end, nothing around them."""
+    times = []
+    async with httpx.AsyncClient(timeout=60) as client:
+        for body in [bodies[0], *bodies]:  # the first one warms the connection up
+            t = time.perf_counter()
+            async with client.stream("POST", f"{base}/chat/completions", json=body) as response:
+                async for _ in response.aiter_bytes():
+                    pass
+            times.append(time.perf_counter() - t)
+    return times[1:]
+
+
+def ms(values: list[float]) -> str:
+    p90 = sorted(values)[int(len(values) * 0.9)]
+    return f"median {statistics.median(values) * 1000:7.2f} ms  p90 {p90 * 1000:7.2f} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--turns", type=int, default=5)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, ScriptedLLM(default=scripted(opts.steps)) as llm:
+        agent_dir = init(Path(tmp) / "wren")
+        (agent_dir / "config" / "engine.toml").write_text(ENGINE.format(base=llm.base_url))
+        agent = cireil.load(agent_dir)
+        agent.turn("warm up")  # imports, first connection, first SQLite pages
+        steps: list[dict] = []
+        first_request = len(llm.requests)
+        started = time.perf_counter()
+        for n in range(opts.turns):
+            outcome = agent.turn(f"run {n}", session=f"notebook:bench-{n}")
+            assert outcome.steps == opts.steps, outcome.steps
+            steps += outcome.timings
+        wall = time.perf_counter() - started
+        bodies = [r.body for r in llm.requests[first_request:]]
+        agent.close()
+
+        bare = asyncio.run(_bare_round_trips(llm.base_url, bodies))
+
+    bare_median = statistics.median(bare)
+    totals = [s["total"] for s in steps]
+    tools = [s["tools"] for s in steps]
+    provider = [s["model"] for s in steps]
+    overhead = [s["total"] - s["tools"] - bare_median for s in steps]
+    outside_provider = [s["total"] - s["tools"] - s["model"] for s in steps]
+    print(f"{opts.turns} turns x {opts.steps} steps ({len(steps)} steps, {wall:.2f} s wall)")
+    print(f"  step, all in           {ms(totals)}")
+    print(f"  bare HTTP round trip   {ms(bare)}   (baseline: same bodies, bare httpx.AsyncClient)")
+    print(f"  provider call          {ms(provider)}   ratio to bare {statistics.median(provider) / bare_median:.2f}x")
+    print(f"  tool calls             {ms(tools)}")
+    print(f"  outside the provider   {ms(outside_provider)}   (assembly, history, sessions.db, events)")
+    print(f"  runtime overhead       {ms(overhead)}   = step - bare round trip - tools; target < 5 ms median")
+    ok = statistics.median(overhead) < 0.005
+    print("target met" if ok else "target missed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

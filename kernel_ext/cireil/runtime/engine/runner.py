@@ -1,0 +1,216 @@
+"""The agent's engine: which provider and model a turn uses, one turn at a time, and turns nobody typed.
+
+Turns of one agent never overlap: a turn queued by `invoke` or fired by a scheduled job waits for
+the running one. engine.toml is read at the start of every turn, so an edit applies to the next one.
+Provider clients are kept between turns (their connections too) and closed with the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import messages as msgs
+from ..loop import RUNTIME
+from .turn import EventSink, Turn, TurnOutcome
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..session import Session
+    from ..tool import Tool
+    from .config import EngineConfig, ModelConfig, ProviderConfig
+    from .provider import ModelRequest, OpenAIProvider
+
+
+@dataclass
+class PreparedRequest:
+    """The next model request and the parts it was assembled from (what `%cireil prompt` shows)."""
+
+    model_request: ModelRequest
+    assembled: Any  # engine.assemble's result: system, history, opened files, metadata, estimate
+    provider: ProviderConfig
+    model_cfg: ModelConfig
+    estimate: int
+    notes: list[str]
+
+    @property
+    def body(self) -> dict:
+        """Exactly what would be POSTed (made on demand: a turn's provider builds its own)."""
+        from .provider import build_request_body
+
+        return build_request_body(self.provider, self.model_cfg, self.model_request, stream=False)
+
+
+class Engine:
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self._lock: asyncio.Lock | None = None  # created on the runtime loop, where turns run
+        self._clients: dict[tuple, OpenAIProvider] = {}
+        self._token_cache: dict = {}
+        self.background: list[dict] = []  # events of turns nobody is watching (scheduled, invoked)
+        self.on_background: Callable[[dict], None] | None = None
+        self._tasks: set[asyncio.Task] = set()
+        from .scheduler import Scheduler
+
+        self.scheduler = Scheduler(self)
+
+    # -- configuration ------------------------------------------------------------------------------
+    def config(self) -> EngineConfig:
+        from .config import load_engine_config
+
+        return load_engine_config(self.agent.directory)
+
+    def resolve(
+        self, session: Session, provider: str | None = None, model: str | None = None
+    ) -> tuple[ProviderConfig, str, ModelConfig, list[str]]:
+        """Provider: override, then the session's choice, then the default (reference §8.1)."""
+        config = self.config()
+        notices = []
+        name = provider or session.provider or config.default
+        if name not in config.providers:
+            notices.append(f"provider '{name}' is not in config/engine.toml; using '{config.default}'")
+            name = config.default
+        chosen = config.providers[name]
+        model_name = model or session.model or chosen.default_model
+        return chosen, model_name, chosen.model_config(model_name), notices
+
+    def client(self, provider: ProviderConfig, model: str) -> OpenAIProvider:
+        from .provider import OpenAIProvider
+
+        key = (provider.name, model, hashlib.sha1(repr(provider).encode()).hexdigest())
+        found = self._clients.get(key)
+        if found is None:
+            found = self._clients[key] = OpenAIProvider(provider, model)
+        return found
+
+    # -- requests -----------------------------------------------------------------------------------
+    def build_request(
+        self,
+        session: Session,
+        provider: ProviderConfig,
+        model: str,
+        model_cfg: ModelConfig,
+        tools: dict[str, Tool],
+        disabled: set[str] = frozenset(),  # type: ignore[assignment]
+        *,
+        close_missing: bool = True,
+    ) -> PreparedRequest:
+        from .assemble import assemble
+        from .provider import ModelRequest
+
+        agent = self.agent
+        assembled = assemble(
+            layout=agent.layout,
+            session=session,
+            paths=agent.sandbox_paths(),
+            model_cfg=model_cfg,
+            max_turns=provider.max_turns,
+            token_cache=self._token_cache,
+            close_missing=close_missing,
+        )
+        if close_missing:  # a real model call: pruning moved the cursor (a preview changes nothing)
+            session.cursor = assembled.cursor
+        schemas = [t.as_dict() for name, t in tools.items() if name not in disabled]
+        request = ModelRequest(
+            system=assembled.system,
+            messages=assembled.messages,
+            tools=[
+                {"name": s["name"], "description": s["description"], "parameters": s["parameters"]} for s in schemas
+            ],
+            session_id=session.id,
+            model=model,
+        )
+        return PreparedRequest(request, assembled, provider, model_cfg, assembled.estimate, list(assembled.notes))
+
+    def preview(self, session: Session, provider: str | None = None, model: str | None = None) -> PreparedRequest:
+        """The request the next turn's first model call would send, changing nothing."""
+        chosen, model_name, model_cfg, _ = self.resolve(session, provider, model)
+        self.agent.refresh_quietly()
+        return self.build_request(
+            session, chosen, model_name, model_cfg, self.agent.current_tools(), close_missing=False
+        )
+
+    # -- turns --------------------------------------------------------------------------------------
+    async def run_turn(
+        self,
+        session: Session,
+        user: dict | None,
+        *,
+        on_event: EventSink,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> TurnOutcome:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            notices = self.agent.refresh()  # tools.toml re-read now; this turn keeps the set it gets
+            chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
+            turn = Turn(
+                self.agent,
+                session,
+                on_event=on_event,
+                provider=chosen,
+                model=model_name,
+                model_cfg=model_cfg,
+                client=self.client(chosen, model_name),
+                tools=self.agent.current_tools(),
+                notices=notices + more,
+            )
+            return await turn.run(user)
+
+    def _background_event(self, event: dict) -> None:
+        if event.get("type") in ("respond", "announce", "end", "notice"):
+            self.background.append(event)
+            del self.background[:-200]  # bounded: nobody may ever look
+        if self.on_background is not None:
+            self.on_background(event)
+
+    def spawn(self, coro: Any) -> None:
+        """Run a background turn on the runtime loop; it waits for the running turn to end."""
+
+        def start() -> None:
+            task = asyncio.ensure_future(coro)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        loop = RUNTIME.loop()
+        if RUNTIME.in_loop_thread():
+            start()
+        else:
+            loop.call_soon_threadsafe(start)
+
+    def queue_turn(self, session_id: str, prompt: str, *, source: str | None = None) -> None:
+        async def invoked() -> None:
+            session = self.agent.session_for(session_id)
+            user = msgs.user_message(prompt, invokedFrom=source) if source else msgs.user_message(prompt)
+            try:
+                await self.run_turn(session, user, on_event=self._background_event)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._background_event({"type": "notice", "text": f"invoked turn in {session_id} failed: {exc}"})
+
+        self.spawn(invoked())
+
+    def deliver(self, target: str, content: str, *, attachments: Sequence[str] = (), source: str | None = None) -> None:
+        """Put a message from another session (or a scheduled job) into `target`'s history."""
+        session = self.agent.session_for(target)
+        message = msgs.assistant_message([{"type": "text", "text": content}], deliveredFrom=source)
+        if attachments:
+            message["sentAttachments"] = list(attachments)
+        session.history.append(message)
+        if self.agent.store is not None:
+            self.agent.store.commit(session, [message])
+        self._background_event({"type": "delivered", "sessionId": target, "fromSessionId": source, "content": content})
+
+    async def aclose(self) -> None:
+        self.scheduler.stop()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()

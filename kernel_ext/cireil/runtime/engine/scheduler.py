@@ -1,0 +1,99 @@
+"""One-shot scheduled jobs (reference §4.19): persisted in sessions.db, fired on the runtime loop.
+
+A job fires while the kernel lives; one that came due while nothing ran (the kernel was stopped)
+runs when the agent is next loaded. A job is deleted after a successful run; one that failed stays
+pending and is tried again at the next load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from .. import messages as msgs
+from ..loop import RUNTIME
+
+if TYPE_CHECKING:
+    from .runner import Engine
+
+
+class Scheduler:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self.started = False
+
+    def start(self) -> None:
+        """Arm every pending job; past-due ones run now (allowed at startup only, as upstream)."""
+        store = self.engine.agent.store
+        if store is None or self.started:
+            return
+        self.started = True
+        jobs = [j for j in store.jobs() if j.get("status", "pending") == "pending"]
+        if jobs:
+            RUNTIME.loop().call_soon_threadsafe(lambda: [self._arm(j, startup=True) for j in jobs])
+
+    def add(self, job: dict) -> None:
+        """Persist (same id replaces the job and its timer) and arm; called on the runtime loop."""
+        store = self.engine.agent.store
+        if store is None:
+            raise RuntimeError("scheduled jobs need the session store (sessions.db could not be opened)")
+        store.upsert_job(job)
+        self._arm(job, startup=False)
+
+    def pending(self) -> list[dict]:
+        store = self.engine.agent.store
+        return store.jobs() if store is not None else []
+
+    def _arm(self, job: dict, *, startup: bool) -> None:
+        old = self._timers.pop(job["id"], None)
+        if old is not None:
+            old.cancel()
+        at = datetime.fromisoformat(job["schedule"]["at"])
+        delay = (at - datetime.now(UTC)).total_seconds()
+        loop = asyncio.get_running_loop()
+        if delay <= 0 and not startup:
+            delay = 0  # it came due while the tool was returning
+        self._timers[job["id"]] = loop.call_later(max(delay, 0), lambda: self.engine.spawn(self.fire(job)))
+
+    def stop(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+
+    async def fire(self, job: dict) -> None:
+        engine = self.engine
+        agent = engine.agent
+        self._timers.pop(job["id"], None)
+        session = agent.session_for(f"cron:{agent.slug}:{job['id']}")
+        try:
+            outcome = await engine.run_turn(session, msgs.user_message(job["prompt"]), on_event=lambda e: None)
+            text = outcome.responses[-1]["content"] if outcome.responses else ""
+            ok = True
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            text, ok = f"⚠️ Engine error: {exc}", False
+        delivered = self._announce(job, text)
+        if ok and delivered and agent.store is not None:
+            agent.store.delete_job(job["id"])
+
+    def _announce(self, job: dict, text: str) -> bool:
+        if job.get("delivery", "announce") == "none" or not text:
+            return True
+        engine = self.engine
+        target = job.get("target") or "last"
+        try:
+            if target == "last":
+                recent = engine.agent.store.list_sessions(limit=1, order="desc")
+                if not recent:
+                    return False
+                target = recent[0]["id"]
+            if not engine.agent.store.exists(target):
+                return False
+            engine.deliver(target, text, source=f"cron:{engine.agent.slug}:{job['id']}")
+        except Exception:
+            return False
+        engine._background_event({"type": "announce", "sessionId": target, "content": text, "jobId": job["id"]})
+        return True

@@ -1,0 +1,317 @@
+"""One agent turn: the loop of reference §8.2–8.3.
+
+The session is committed in whole steps: the user's message when the turn starts, then each
+model reply together with the results of all its tool calls, in one transaction. An interrupt or a
+provider failure in the middle of a step puts the session back where the last commit left it, so
+neither the database nor the in-memory session ever holds a tool call without its result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .. import messages as msgs
+from ..conversation import Conversation
+from ..result import ToolResult
+from ..tool import execute
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..session import Session
+    from ..tool import Tool
+    from .config import ModelConfig, ProviderConfig
+    from .provider import OpenAIProvider
+
+EventSink = Callable[[dict], None]
+
+NOT_DELIVERED = (
+    "Your previous message was not delivered: text outside a respond call never reaches anyone. "
+    "Call respond to send it, or no-response to end the turn without a message."
+)
+NEVER_DISABLED = ("respond", "no-response")
+
+
+def breaker_notice(tool: str, count: int) -> str:
+    return (
+        f"The tool `{tool}` failed {count} times in a row and has been disabled for the rest of this turn. "
+        "Stop and tell the person what went wrong, ask them for help, or do something else."
+    )
+
+
+@dataclass
+class TurnOutcome:
+    session_id: str
+    ended: str = ""  # "respond" | "no-response" | "interrupted" | "error"
+    steps: int = 0
+    responses: list[dict] = field(default_factory=list)  # respond events of this turn, in order
+    usage: dict[str, int] = field(default_factory=dict)  # summed over the turn's model calls
+    new_messages: list[dict] = field(default_factory=list)  # what the turn committed
+    error: str | None = None
+    model: str = ""
+    # per step, in seconds: {"total", "model" (the provider call, network included), "tools"}
+    timings: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def model_s(self) -> float:
+        return sum(t["model"] for t in self.timings)
+
+    @property
+    def tools_s(self) -> float:
+        return sum(t["tools"] for t in self.timings)
+
+    @property
+    def text(self) -> str:
+        """What the agent said to this session, as one string (the last message wins for scheduled jobs)."""
+        return "\n\n".join(r["content"] for r in self.responses if r.get("sessionId") == self.session_id)
+
+
+def _media_message(pending: list[dict]) -> dict | None:
+    """Images and videos read this turn go out once, with the next request, deduplicated by content."""
+    seen: set[str] = set()
+    parts = []
+    for item in pending:
+        digest = hashlib.sha256(item["data"].encode("ascii")).hexdigest()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        parts.append({"type": item["type"], "mediaType": item["mediaType"], "data": item["data"]})
+    if not parts:
+        return None
+    return msgs.user_message("", parts=parts, media=True)
+
+
+class Turn:
+    """Runs one turn of one session. Create with Agent.turn machinery; `run()` once."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        session: Session,
+        *,
+        on_event: EventSink,
+        provider: ProviderConfig,
+        model: str,
+        model_cfg: ModelConfig,
+        client: OpenAIProvider,
+        tools: dict[str, Tool],
+        notices: list[str],
+    ) -> None:
+        self.agent = agent
+        self.session = session
+        self.on_event = on_event
+        self.provider = provider
+        self.model = model
+        self.model_cfg = model_cfg
+        self.client = client
+        self.tools = tools  # fixed for the whole turn, even if tools.toml changes meanwhile
+        self.notices = notices
+        self.outcome = TurnOutcome(session.id, model=model)
+        self._uncommitted: list[dict] = []
+        self._checkpoint = session.state()
+
+    # -- persistence ------------------------------------------------------------------------------
+    def _add(self, message: dict) -> None:
+        self.session.history.append(message)
+        self._uncommitted.append(message)
+
+    def _commit(self) -> None:
+        store = self.agent.store
+        if store is not None:
+            store.commit(self.session, self._uncommitted)
+        self.outcome.new_messages += [m for m in self._uncommitted if m.get("persistent", True)]
+        self._uncommitted = []
+        self._checkpoint = self.session.state()
+
+    def _rollback(self) -> None:
+        self.session.restore(self._checkpoint)
+        self._uncommitted = []
+
+    # -- events -------------------------------------------------------------------------------------
+    def emit(self, event: dict) -> None:
+        with contextlib.suppress(Exception):  # a broken display must never break the agent's turn
+            self.on_event(event)
+
+    def _conversation_event(self, event: dict) -> None:
+        if event.get("type") == "respond":
+            self.outcome.responses.append(event)
+        self.emit(event)
+
+    # -- the loop -----------------------------------------------------------------------------------
+    async def run(self, user: dict | None) -> TurnOutcome:
+        self.emit(
+            {
+                "type": "start",
+                "sessionId": self.session.id,
+                "message": user,
+                "model": self.model,
+                "provider": self.provider.name,
+                "tools": list(self.tools),
+            }
+        )
+        for text in self.notices:
+            self.emit({"type": "notice", "text": text})
+        if user is not None:
+            self._add(user)
+            self.session.last_activity = user["timestamp"]
+            self._commit()
+        conversation = Conversation(
+            store=self.agent.store,
+            trigger_message_id=user["id"] if user else None,
+            events=self._conversation_event,
+            agent=self.agent,
+        )
+        failures: dict[str, int] = {}
+        disabled: set[str] = set()
+        retries = 0
+        try:
+            while True:
+                step_started = time.perf_counter()
+                self.outcome.steps += 1
+                step = self.outcome.steps
+                media = _media_message(self.session.pending_media)
+                self.session.pending_media.clear()
+                if media is not None:
+                    self._add(media)
+                request = self.agent.engine.build_request(
+                    self.session, self.provider, self.model, self.model_cfg, self.tools, disabled
+                )
+                for note in request.notes:  # opened files that vanished were closed; the agent is told
+                    self._add(msgs.user_message(note, notice=True))
+                self.emit({"type": "request", "step": step, "estimate": request.estimate})
+                model_started = time.perf_counter()
+                reply = await self._complete(request.model_request, step, retries)
+                model_s = time.perf_counter() - model_started
+                if reply is None:  # a failed attempt that may be retried; its messages (if any) are queued
+                    retries += 1
+                    self._commit()
+                    self._timing(step_started, model_s, 0.0)
+                    continue
+                self._add(reply.message)
+                self._count_usage(reply.usage)
+                self.emit({"type": "assistant", "step": step, "message": reply.message, "usage": reply.usage})
+                tools_started = time.perf_counter()
+                ended = await self._run_calls(msgs.tool_calls(reply.message), conversation, failures, disabled, step)
+                tools_s = time.perf_counter() - tools_started
+                self._commit()
+                self._timing(step_started, model_s, tools_s)
+                if ended:
+                    self.outcome.ended = ended
+                    break
+        except asyncio.CancelledError:
+            self._rollback()
+            self.outcome.ended = "interrupted"
+            self._finish()
+            raise
+        except Exception as exc:
+            self._rollback()
+            self.outcome.ended = "error"
+            self.outcome.error = str(exc) or type(exc).__name__
+            self._finish()
+            raise
+        self._finish()
+        return self.outcome
+
+    def _timing(self, started: float, model_s: float, tools_s: float) -> None:
+        self.outcome.timings.append({"total": time.perf_counter() - started, "model": model_s, "tools": tools_s})
+
+    def _finish(self) -> None:
+        # context messages meant for this turn only leave the history now (reference §7.4)
+        self.session.history[:] = [m for m in self.session.history if m.get("persistent", True)]
+        self.emit({"type": "end", "outcome": self.outcome})
+
+    async def _complete(self, request: Any, step: int, retries: int) -> Any:
+        """The model's reply, or None after a failure that is retried (reference §8.2 step 4)."""
+        from .provider import ContentFiltered, NoToolCalls, ProviderError
+
+        def delta(event: dict) -> None:
+            # the provider's own kind (text, thinking, toolCall) moves to "kind"
+            self.emit({**event, "type": "delta", "kind": event.get("type"), "step": step})
+
+        try:
+            return await self.client.complete(request, on_delta=delta)
+        except ContentFiltered:
+            raise
+        except ProviderError as exc:
+            if retries >= self.provider.max_generation_retries:
+                raise
+            if isinstance(exc, NoToolCalls):
+                self.emit({"type": "retry", "step": step, "reason": "the model answered without calling a tool"})
+                if exc.text:
+                    self._add(msgs.assistant_message([{"type": "text", "text": exc.text}]))
+                self._add(msgs.user_message(NOT_DELIVERED, notice=True))
+            else:
+                self.emit({"type": "retry", "step": step, "reason": str(exc)})
+            return None
+
+    def _count_usage(self, usage: dict) -> None:
+        for key, value in (usage or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                self.outcome.usage[key] = self.outcome.usage.get(key, 0) + value
+
+    async def _run_calls(
+        self, calls: list[dict], conversation: Conversation, failures: dict[str, int], disabled: set[str], step: int
+    ) -> str:
+        """Every call in order, even after a final respond; returns how the turn ended, or ""."""
+        ended = ""
+        notices: list[str] = []
+        for call in calls:
+            name = call["name"]
+            self.emit({"type": "tool", "step": step, "call": call})
+            started = time.perf_counter()
+            data = await self._call(call, conversation, disabled)
+            result = ToolResult(name, call.get("input") or {}, data, time.perf_counter() - started, agent=self.agent)
+            self._add(msgs.tool_response(call["id"], name, data))
+            self.emit({"type": "result", "step": step, "call": call, "result": result})
+            if name == "no-response":
+                ended = "no-response"
+            elif name == "respond" and data.get("success") is not False and data.get("final") is not False:
+                ended = ended or "respond"
+            if data.get("success") is False:
+                failures[name] = failures.get(name, 0) + 1
+                threshold = self.model_cfg.tool_fail_threshold
+                if failures[name] >= threshold and name not in NEVER_DISABLED and name not in disabled:
+                    disabled.add(name)
+                    notices.append(breaker_notice(name, failures[name]))
+            elif "success" in data:
+                failures[name] = 0
+        for text in notices:
+            self._add(msgs.user_message(text, notice=True))
+            self.emit({"type": "notice", "text": text})
+        return ended
+
+    async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> dict:
+        name = call["name"]
+        tool = self.tools.get(name)
+        if tool is None or name in disabled:
+            why = "disabled for the rest of this turn after repeated failures" if tool else "not available"
+            return {"error": f"Tool '{name}' is {why}.", "success": False}
+        if "rawArguments" in call:
+            return {
+                "error": f"The arguments of this call are not valid JSON: {call['rawArguments'][:200]}",
+                "hint": "Send the arguments as one JSON object.",
+                "success": False,
+            }
+        ctx = self.agent.tool_context(self.session, conversation)
+        return await execute(tool, call.get("input") or {}, ctx)
+
+
+def summarize_usage(usage: dict[str, int]) -> str:
+    if not usage:
+        return "no usage reported"
+    parts = [
+        f"{usage[k]:,} {k.replace('_tokens', '').replace('_', ' ')}"
+        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+        if k in usage
+    ]
+    return " · ".join(parts) + " tokens"
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

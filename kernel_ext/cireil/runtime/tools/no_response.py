@@ -1,0 +1,18 @@
+"""no-response: end the turn without sending anything (reference §4.2)."""
+
+from __future__ import annotations
+
+from ..params import Params
+from ..tool import Tool, ToolContext
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    return {"final": True}
+
+
+TOOL = Tool(
+    name="no-response",
+    description="End your turn without sending a message (when nothing needs saying).",
+    params=Params(),
+    run=run,
+)

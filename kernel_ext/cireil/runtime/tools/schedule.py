@@ -1,0 +1,67 @@
+"""schedule: a one-shot job that runs a prompt in its own internal session later (reference §4.19)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from ..errors import ToolError
+from ..params import Params, String
+from ..tool import Tool, ToolContext
+
+_ID = re.compile(r"[a-z0-9-]+\Z")
+
+
+def parse_at(text: str) -> datetime:
+    try:
+        at = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        raise ToolError("Invalid ISO 8601 timestamp in `at`", hint="Example: 2026-05-01T12:00:00+02:00") from None
+    if at.tzinfo is None:  # a time without offset means the local time of the runtime
+        at = at.astimezone()
+    return at
+
+
+def _check_id(value: str) -> str | None:
+    return None if _ID.match(value) else "ID must be lowercase alphanumeric with hyphens"
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    at = parse_at(args["at"])
+    if at <= datetime.now(UTC):
+        raise ToolError("`at` must be in the future")
+    conversation = ctx.conversation
+    if conversation is None or conversation.agent is None:
+        raise ToolError("schedule needs a running agent", hint="Load the agent with cireil.load or %cireil load.")
+    target = args.get("target") or "current"
+    if target == "current":
+        target = ctx.session.id
+    job = {
+        "delivery": args.get("delivery") or "announce",
+        "enabled": True,
+        "execution": "isolated",
+        "id": args["id"],
+        "prompt": args["prompt"],
+        "schedule": {"at": at.isoformat()},
+        "target": target,
+    }
+    conversation.agent.scheduler.add(job)
+    # reference: no `success` key upstream; §9 allows adding it and the breaker then treats it as any success
+    return {"at": at.isoformat(), "id": job["id"], "scheduled": True, "success": True}
+
+
+TOOL = Tool(
+    name="schedule",
+    description=(
+        "Schedule a one-shot task: at the given time the prompt runs as a turn of its own internal session, and "
+        "what it responds is announced to target (default: this session). The same id replaces an earlier job."
+    ),
+    params=Params(
+        id=String(check=_check_id, description="Job id: lowercase letters, digits and hyphens (^[a-z0-9-]+$)"),
+        at=String(min_length=1, description="When, as ISO-8601 with an offset, in the future"),
+        prompt=String(min_length=1, description="What the scheduled turn is asked"),
+        delivery=String(enum=("announce", "none"), nullable=True, default="announce"),
+        target=String(min_length=1, nullable=True, default="current", description="Where results are announced"),
+    ),
+    run=run,
+)
