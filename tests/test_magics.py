@@ -371,7 +371,8 @@ def test_load_demo(shell):
         ("load /no/such/dir", "agent directory does not exist"),
         ("tols", "unknown subcommand 'tols' (did you mean 'tools'?)"),
         ("context now", "unexpected argument 'now'"),
-        ("prompt", "unknown subcommand 'prompt'"),
+        ("prompt", "no agent is loaded"),
+        ("promt", "unknown subcommand 'promt' (did you mean 'prompt'?)"),
         ("help me", "unexpected argument 'me'"),
     ],
 )
@@ -439,7 +440,9 @@ def test_session_shows_id_and_platform(shell, agent_dir):
     (bundle,) = run(shell, "%cireil session").displayed
     assert "notebook:main" in bundle["text/plain"] and "remote" in bundle["text/plain"]
     assert "notebook:main" in bundle["text/html"]
-    assert "not available" in usage_error(shell, "%cireil session other")
+    (bundle,) = run(shell, "%cireil session other").displayed
+    assert "session: notebook:other" in bundle["text/plain"]
+    assert "usage: %cireil session [NAME]" in usage_error(shell, "%cireil session a b")
 
 
 def test_help_lists_only_what_works(shell):
@@ -455,12 +458,13 @@ def test_help_lists_only_what_works(shell):
             "restart",
             "ui [TOOL]",
             "context",
-            "session",
+            "prompt",
+            "session [NAME]",
+            "sessions",
             "help",
         ):
             assert f"%cireil {sub}" in text
-        for later in ("prompt", "sessions"):
-            assert f"%cireil {later}" not in text
+        assert "%%cireil_agent" in text
 
 
 def test_ui_shows_forms(shell, agent_dir):

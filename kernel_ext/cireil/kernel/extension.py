@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     from ..runtime.agent import Agent
 
 MAGIC = "cireil"
+AGENT_MAGIC = "cireil_agent"
 
-# id(shell) -> (controller, the %cireil function registered for it)
-_LOADED: dict[int, tuple[CireilMagics, Any]] = {}
+# id(shell) -> (controller, the %cireil function, the %%cireil_agent function or None)
+_LOADED: dict[int, tuple[CireilMagics, Any, Any]] = {}
 
 
 def load_ipython_extension(ip: Any) -> None:
@@ -37,9 +38,21 @@ def load_ipython_extension(ip: Any) -> None:
 
     cireil.__doc__ = controller.__call__.__doc__
     magictable.add(ip, MAGIC, cireil, cell=False)
+    agent_fn = None
+    taken = magictable.clash(ip, AGENT_MAGIC, ("line", "cell"))
+    if taken is None:
+
+        def cireil_agent(line: str, cell: str | None = None) -> None:
+            return controller.agent_cell(line, cell)
+
+        cireil_agent.__doc__ = controller.agent_cell.__doc__
+        magictable.add(ip, AGENT_MAGIC, cireil_agent, cell=True)
+        agent_fn = cireil_agent
+    else:
+        print(f"cireil: {taken} already exists and is left alone; use agent.turn() instead", file=sys.stderr)
     result_module.INTERACTIVE_VIEW = _interactive_view
     ip.events.register("pre_run_cell", controller.pre_run_cell)
-    _LOADED[id(ip)] = (controller, cireil)
+    _LOADED[id(ip)] = (controller, cireil, agent_fn)
 
 
 def unload_ipython_extension(ip: Any) -> None:
@@ -47,9 +60,11 @@ def unload_ipython_extension(ip: Any) -> None:
 
     entry = _LOADED.pop(id(ip), None)
     if entry is not None:
-        controller, fn = entry
+        controller, fn, agent_fn = entry
         ip.events.unregister("pre_run_cell", controller.pre_run_cell)
         magictable.remove(ip, MAGIC, fn)
+        if agent_fn is not None:
+            magictable.remove(ip, AGENT_MAGIC, agent_fn)
         controller.close()
     if not _LOADED:
         result_module.INTERACTIVE_VIEW = None

@@ -32,7 +32,9 @@ HELP = [
     ("restart", "re-read the whole configuration, as a fresh load would"),
     ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
     ("context", "what the agent sees of its opened files and pinned sections"),
-    ("session", "the session tool calls belong to"),
+    ("prompt [--session NAME]", "the next model request: system prompt, messages, tool schemas, body"),
+    ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
+    ("sessions", "the agent's persisted sessions, most recently active first"),
     ("help", "this list"),
 ]
 HELP_FOOTER = [
@@ -42,6 +44,7 @@ HELP_FOOTER = [
     "  a bare main argument   %cireil_list_dir /workspace",
     "Tools with a body (write content, ...) also have a cell form: %%cireil_write /workspace/a.txt",
     "`%cireil_<tool>?` shows a tool's parameters.",
+    "%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn renders live.",
 ]
 
 
@@ -65,6 +68,8 @@ class CireilMagics:
             "ui": self.ui,
             "context": self.context,
             "session": self.session,
+            "sessions": self.sessions,
+            "prompt": self.prompt,
             "help": self.help,
         }
 
@@ -178,10 +183,36 @@ class CireilMagics:
         display(tool_form(agent, agent.tool(args[0]).name) if args else palette(agent))
 
     def session(self, args: list[str]) -> None:
-        if args:
-            raise UsageError("`%cireil session` takes no argument yet: switching sessions is not available")
+        if len(args) > 1:
+            raise UsageError("usage: %cireil session [NAME]")
         agent = self.require_agent()
+        if args:
+            agent.use_session(args[0])
         display(SessionCard(agent.slug, agent.session))
+
+    def sessions(self, args: list[str]) -> None:
+        from .agentmagics import show_sessions
+
+        show_sessions(self.require_agent(), args)
+
+    def prompt(self, args: list[str]) -> None:
+        from .agentmagics import show_background, show_prompt
+
+        agent = self._fresh_agent()
+        show_background(agent)
+        show_prompt(agent, args)
+
+    def agent_cell(self, line: str, cell: str | None = None) -> None:
+        """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""
+        from .agentmagics import run_agent_cell
+
+        agent = self.require_agent()
+        try:
+            run_agent_cell(agent, line, cell)
+        except CireilError as exc:
+            raise UsageError(str(exc)) from None
+        finally:
+            self.tool_magics.sync_quietly()
 
     def context(self, args: list[str]) -> None:
         _no_args(args, "context")

@@ -119,21 +119,73 @@ class DryRunView(_View):
 
 @dataclass
 class SessionCard(_View):
-    """`%cireil session`: which session tool calls belong to."""
+    """`%cireil session`: which session tool calls and turns belong to, and what it holds."""
 
     slug: str
     session: Session
 
+    def _rows(self) -> list[tuple[str, str]]:
+        s = self.session
+        rows = [("agent", self.slug), ("session", s.id), ("platform", s.platform)]
+        rows.append(("messages", f"{len(s.history):,}" + (f" ({s.cursor:,} pruned from view)" if s.cursor else "")))
+        if s.opened_files:
+            rows.append(("open files", ", ".join(s.opened_files)))
+        if s.summaries:
+            rows.append(("topic summaries", ", ".join(x.get("slug", "?") for x in s.summaries)))
+        if s.last_activity:
+            rows.append(("last message", s.last_activity))
+        return rows
+
     def text(self) -> str:
-        return f"session {self.session.id} (platform {self.session.platform}) of agent '{self.slug}'"
+        return "\n".join(f"{k}: {v}" for k, v in self._rows())
 
     def html(self) -> str:
         rows = "".join(
             f'<tr><td style="color:{FG_DIM};padding:1px 10px 1px 0">{k}</td>'
             f'<td style="font-family:{MONO}">{esc(v)}</td></tr>'
-            for k, v in (("agent", self.slug), ("session", self.session.id), ("platform", self.session.platform))
+            for k, v in self._rows()
         )
         return frame("session", f"<table><tbody>{rows}</tbody></table>", title="session")
+
+
+@dataclass
+class SessionList(_View):
+    """`%cireil sessions`: the persisted sessions, most recently active first; the current one marked."""
+
+    slug: str
+    current: str
+    sessions: list[dict]
+    persistent: bool
+
+    def text(self) -> str:
+        if not self.sessions:
+            return f"agent '{self.slug}' has no sessions yet" + (
+                "" if self.persistent else " (sessions.db unavailable)"
+            )
+        lines = [f"sessions of agent '{self.slug}' (* = current):"]
+        for s in self.sessions:
+            mark = "*" if s["id"] == self.current else " "
+            lines.append(f"{mark} {s['id']}  {s.get('messageCount', 0)} messages  {s.get('lastActivity') or '-'}")
+            if s.get("preview"):
+                lines.append(f"    {s['preview']}")
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        if not self.sessions:
+            return frame("sessions", esc(self.text()), title="sessions")
+        head = "".join(
+            f'<th style="{_CELL}">{h}</th>' for h in ("session", "messages", "last activity", "last message")
+        )
+        body = "".join(
+            f'<tr><td style="{_CELL};font-family:{MONO};font-weight:{600 if s["id"] == self.current else 400}">'
+            f"{esc(s['id'])}{' (current)' if s['id'] == self.current else ''}</td>"
+            f'<td style="{_CELL}">{s.get("messageCount", 0)}</td>'
+            f'<td style="{_CELL}">{esc(s.get("lastActivity") or "-")}</td>'
+            f'<td style="{_CELL};color:{FG_DIM}">{esc(s.get("preview") or "")}</td></tr>'
+            for s in self.sessions
+        )
+        table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return frame("sessions", table, title=f"sessions of {esc(self.slug)}")
 
 
 @dataclass

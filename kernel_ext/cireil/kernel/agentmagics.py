@@ -1,0 +1,137 @@
+"""Talking to the agent from cells: `%%cireil_agent`, and `%cireil prompt | session | sessions`.
+
+    %%cireil_agent [--session NAME] [--attach PATH ...] [--model M] [--provider P]
+    message to the agent
+
+The turn renders live (turnview.py). Files given with --attach are stored with the message in
+sessions.db, where download-attachments finds them.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.display import display
+
+from .toolargs import tokenize
+
+if TYPE_CHECKING:
+    from ..runtime.agent import Agent
+
+AGENT_MAGIC = "cireil_agent"
+AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
+_ATTACH_LIMIT = 25 * 1024 * 1024
+
+
+def parse_agent_line(line: str) -> dict[str, Any]:
+    options: dict[str, Any] = {"attach": []}
+    words = iter(t.text for t in tokenize(line))
+    for word in words:
+        name, eq, value = word.partition("=")
+        if name not in ("--session", "--attach", "--model", "--provider"):
+            raise UsageError(f"unknown option {word!r}; usage: {AGENT_USAGE}")
+        if not eq:
+            value = next(words, "")
+        if not value or value.startswith("--"):
+            raise UsageError(f"{name} needs a value; usage: {AGENT_USAGE}")
+        if name == "--attach":
+            options["attach"].append(value)
+        else:
+            options[name[2:]] = value
+    return options
+
+
+def _attachments(agent: Agent, session_id: str, message: dict, paths: list[str]) -> None:
+    """Store each file with the message; checked first, so a bad path sends nothing."""
+    files = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.is_file():
+            raise UsageError(f"--attach {raw}: no such file")
+        size = path.stat().st_size
+        if size > _ATTACH_LIMIT:
+            raise UsageError(f"--attach {raw}: {size:,} bytes is over the {_ATTACH_LIMIT // 2**20} MiB limit")
+        files.append(path)
+    if not files:
+        return
+    if agent.store is None:
+        raise UsageError("--attach needs the session store, and sessions.db could not be opened for this agent")
+    message["attachments"] = [
+        agent.store.add_attachment(
+            session_id,
+            message["id"],
+            path.name,
+            mimetypes.guess_type(path.name)[0] or "application/octet-stream",
+            path.read_bytes(),
+        )
+        for path in files
+    ]
+
+
+def run_agent_cell(agent: Agent, line: str, cell: str | None) -> Any:
+    from ..runtime import messages
+    from .turnview import TurnView
+
+    options = parse_agent_line(line)
+    text = (cell or "").strip()
+    if not text and not options["attach"]:
+        raise UsageError(f"write the message to the agent in the cell body; usage: {AGENT_USAGE}")
+    if options.get("session"):
+        agent.use_session(options["session"])
+    show_background(agent)
+    message = messages.user_message(text)
+    _attachments(agent, agent.session.id, message, options["attach"])
+    turn_options = {k: options[k] for k in ("model", "provider") if k in options}
+    view = TurnView(agent)
+    view.run(message, **turn_options)
+
+
+def show_background(agent: Agent) -> None:
+    """What scheduled and invoked turns said while no cell was watching, shown once."""
+    if agent._engine is None or not agent.engine.background:
+        return
+    from ..render import chat
+
+    events, agent.engine.background[:] = list(agent.engine.background), []
+    for event in events:
+        kind = event.get("type")
+        if kind == "announce":
+            pair = chat.agent_bubble(
+                event["content"], agent=f"{agent.slug} (job {event['jobId']})", to=event["sessionId"]
+            )
+        elif kind == "delivered":
+            pair = chat.agent_bubble(event["content"], agent=agent.slug, to=event["sessionId"])
+        elif kind == "notice":
+            pair = chat.notice_line(event["text"])
+        else:
+            continue
+        display({"text/plain": pair[0], "text/html": pair[1]}, raw=True)
+
+
+def show_prompt(agent: Agent, args: list[str]) -> None:
+    from ..render.prompt import PromptView
+
+    options: dict[str, str] = {}
+    words = iter(args)
+    for word in words:
+        if word not in ("--session", "--model", "--provider"):
+            raise UsageError("usage: %cireil prompt [--session NAME] [--model MODEL] [--provider NAME]")
+        value = next(words, "")
+        if not value:
+            raise UsageError(f"{word} needs a value")
+        options[word[2:]] = value
+    session = options.pop("session", None)
+    if session is not None and ":" not in session:
+        session = f"notebook:{session}"
+    display(PromptView(agent.prompt(session=session, **options)))
+
+
+def show_sessions(agent: Agent, args: list[str]) -> None:
+    from .views import SessionList
+
+    if args:
+        raise UsageError("usage: %cireil sessions")
+    display(SessionList(agent.slug, agent.session.id, agent.sessions(), agent.store is not None))

@@ -1,0 +1,157 @@
+"""An agent turn shown live in the running cell: the user's message, each tool call with its result
+(the same views as the magics), respond messages as chat bubbles while they stream, and a footer.
+
+The turn runs on the runtime thread and reports events there; they are queued and drawn by the
+cell's own thread, which waits for the turn anyway. Drawing from the cell's thread keeps every
+output in that cell and in order. A kernel interrupt cancels the turn, which puts the session back
+to its last complete step; what was drawn stays.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import queue
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from IPython.display import display
+
+from ..render import chat
+
+if TYPE_CHECKING:
+    from ..runtime.agent import Agent
+    from ..runtime.engine.turn import TurnOutcome
+
+_STREAM_INTERVAL_S = 0.1
+
+
+def _bundle(pair: tuple[str, str]) -> dict[str, str]:
+    return {"text/plain": pair[0], "text/html": pair[1]}
+
+
+class TurnView:
+    """Draws one turn's events; `run()` starts the turn and draws until it ends."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.events: queue.SimpleQueue[dict] = queue.SimpleQueue()
+        self._user: dict | None = None
+        self._user_handle: Any = None
+        self._streams: dict[Any, tuple[Any, float]] = {}  # call key -> (display handle, last update)
+        self._respond_handles: dict[str, Any] = {}  # call id -> the bubble that streamed for it
+        self._pending_respond: list[dict] = []
+        self.started = time.perf_counter()
+
+    def _show(self, pair: tuple[str, str], *, handle: bool = False) -> Any:
+        return display(_bundle(pair), raw=True, display_id=True if handle else None)
+
+    def _host(self, path: str) -> Path | None:
+        try:
+            return self.agent.sandbox_paths().resolve(path).host
+        except Exception:  # an attachment the agent may no longer reach is listed, not embedded
+            return None
+
+    # -- events -----------------------------------------------------------------------------------
+    def draw(self, event: dict) -> None:
+        kind = event.get("type")
+        if kind == "start" and event.get("message"):
+            self._user = event["message"]
+            self._user_handle = self._show(chat.user_bubble(self._user), handle=True)
+        elif kind == "notice":
+            self._show(chat.notice_line(event["text"]))
+        elif kind == "retry":
+            self._show(chat.notice_line(f"retrying: {event['reason']}"))
+        elif kind == "delta":
+            self._stream(event)
+        elif kind == "assistant":
+            for part in event["message"].get("content", ()):
+                if part.get("type") == "thinking" and part.get("thinking"):
+                    self._show(chat.thinking_block(part["thinking"]))
+        elif kind == "tool":
+            if event["call"]["name"] != "respond":
+                self._show(chat.tool_header(event["call"]))
+        elif kind == "respond":
+            self._pending_respond.append(event)
+        elif kind == "result":
+            self._result(event)
+        elif kind == "react" and self._user is not None and event.get("messageId") == self._user.get("id"):
+            self._user.setdefault("reactions", [])
+            if event["emoji"] not in self._user["reactions"]:
+                self._user["reactions"].append(event["emoji"])
+            self._user_handle.update(_bundle(chat.user_bubble(self._user)), raw=True)
+
+    def _stream(self, event: dict) -> None:
+        if event.get("kind") != "toolCall" or event.get("name") != "respond":
+            return
+        from ..runtime.engine.partialjson import partial_string_field
+
+        content = partial_string_field(event.get("arguments") or "", "content")
+        if not content:
+            return
+        key = (event["step"], event.get("index"))
+        handle, last = self._streams.get(key, (None, 0.0))
+        now = time.perf_counter()
+        if handle is not None and now - last < _STREAM_INTERVAL_S:
+            return
+        pair = chat.agent_bubble(content, agent=self.agent.slug, streaming=True)
+        if handle is None:
+            handle = self._show(pair, handle=True)
+        else:
+            handle.update(_bundle(pair), raw=True)
+        self._streams[key] = (handle, now)
+        if event.get("id"):
+            self._respond_handles[event["id"]] = handle
+
+    def _result(self, event: dict) -> None:
+        call, result = event["call"], event["result"]
+        if call["name"] == "respond" and result.success and self._pending_respond:
+            sent = self._pending_respond.pop(0)
+            to = None if sent["sessionId"] == sent.get("fromSessionId") else sent["sessionId"]
+            attachments = [(p, self._host(p)) for p in sent.get("attachments", ())]
+            pair = chat.agent_bubble(
+                sent["content"], agent=self.agent.slug, attachments=attachments, final=bool(sent["final"]), to=to
+            )
+            handle = self._respond_handles.pop(call.get("id", ""), None)
+            if handle is None:
+                handle = next((h for k, (h, _) in self._streams.items() if k[0] == event["step"]), None)
+            if handle is not None:
+                handle.update(_bundle(pair), raw=True)
+                self._streams = {k: v for k, v in self._streams.items() if v[0] is not handle}
+            else:
+                self._show(pair)
+            return
+        if call["name"] == "respond":
+            self._show(chat.tool_header(call))
+        display(result)  # the tool's own view, with its actions (Apply, open section) where it has them
+
+    # -- running ------------------------------------------------------------------------------------
+    def run(self, message: str | dict, **options: Any) -> TurnOutcome:
+        submitted = self.agent.submit_turn(message, on_event=self.events.put, **options)
+        outcome = None
+        try:
+            while outcome is None:
+                try:
+                    outcome = submitted.result(timeout=0.05)
+                except concurrent.futures.TimeoutError:
+                    pass
+                except Exception:
+                    self._drain()
+                    raise
+                self._drain()
+        except KeyboardInterrupt:
+            submitted.cancel_and_wait()
+            self._drain()
+            raise
+        return outcome
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                event = self.events.get_nowait()
+            except queue.Empty:
+                return
+            if event.get("type") == "end":
+                self._show(chat.footer(event["outcome"], time.perf_counter() - self.started))
+            else:
+                self.draw(event)

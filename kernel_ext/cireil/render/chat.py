@@ -1,0 +1,154 @@
+"""Chat pieces of an agent turn: message bubbles, tool-call headers, the turn's footer.
+
+Markdown goes through markdown-it-py with raw HTML off, so whatever a model writes is shown as
+text, never as markup: a `<script>` in a reply is escaped like any other text.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .html import BG_SOFT, BORDER, FG, FG_DIM, MONO, WARN, esc
+
+_INLINE_IMAGE_LIMIT = 2 * 1024 * 1024  # bigger attachments are listed, not embedded into the notebook
+
+
+@cache
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    # "js-default": CommonMark + tables and strikethrough, with html=False (raw HTML escaped) and link
+    # validation that refuses javascript: and data: URLs
+    return MarkdownIt("js-default")
+
+
+def markdown_html(text: str) -> str:
+    return _markdown().render(text)
+
+
+def _bubble(who: str, body: str, *, mine: bool, extra: str = "") -> str:
+    side = "margin-left:auto" if mine else "margin-right:auto"
+    tint = "rgba(33,150,243,0.10)" if mine else BG_SOFT
+    return (
+        f'<div class="cireil cireil-chat" style="display:flex;margin:6px 0">'
+        f'<div style="{side};max-width:85%;background:{tint};border:1px solid {BORDER};border-radius:10px;'
+        f'padding:6px 12px;color:{FG}">'
+        f'<div style="font-size:85%;color:{FG_DIM};margin-bottom:2px">{esc(who)}</div>{body}{extra}</div></div>'
+    )
+
+
+def _reactions(reactions: list[str]) -> str:
+    if not reactions:
+        return ""
+    chips = "".join(
+        f'<span style="border:1px solid {BORDER};border-radius:10px;padding:0 6px;margin-right:4px">{esc(r)}</span>'
+        for r in reactions
+    )
+    return f'<div class="cireil-reactions" style="margin-top:4px">{chips}</div>'
+
+
+def user_bubble(message: dict, *, label: str = "you") -> tuple[str, str]:
+    text = "\n".join(p.get("text", "") for p in message.get("content", ()) if p.get("type") == "text")
+    files = [a.get("filename", "?") for a in message.get("attachments", ())]
+    extra = ""
+    if files:
+        extra = f'<div style="font-size:85%;color:{FG_DIM}">📎 {esc(", ".join(files))}</div>'
+    extra += _reactions(message.get("reactions", []))
+    plain = f"{label}: {text}" + (f"\n  attached: {', '.join(files)}" if files else "")
+    if message.get("reactions"):
+        plain += f"\n  reactions: {' '.join(message['reactions'])}"
+    return plain, _bubble(label, markdown_html(text), mine=True, extra=extra)
+
+
+def _attachment_html(path: str, host: Path | None) -> str:
+    kind = mimetypes.guess_type(path)[0] or ""
+    if host is not None and kind.startswith("image/") and host.is_file():
+        size = host.stat().st_size
+        if size <= _INLINE_IMAGE_LIMIT:
+            data = base64.b64encode(host.read_bytes()).decode("ascii")
+            return (
+                f'<div><img alt="{esc(path)}" src="data:{esc(kind)};base64,{data}" '
+                f'style="max-width:100%;max-height:320px;margin-top:4px"></div>'
+            )
+    return f'<div style="font-size:85%;font-family:{MONO}">📎 {esc(path)}</div>'
+
+
+def agent_bubble(
+    content: str,
+    *,
+    agent: str,
+    attachments: list[tuple[str, Path | None]] = (),  # type: ignore[assignment]
+    final: bool = True,
+    to: str | None = None,
+    streaming: bool = False,
+) -> tuple[str, str]:
+    label = agent if to is None else f"{agent} → {to}"
+    if not final:
+        label += " (update)"
+    if streaming:
+        label += " …"
+    extra = "".join(_attachment_html(p, h) for p, h in attachments)
+    plain = f"{label}: {content}" + "".join(f"\n  attached: {p}" for p, _ in attachments)
+    return plain, _bubble(label, markdown_html(content), mine=False, extra=extra)
+
+
+def tool_header(call: dict) -> tuple[str, str]:
+    """One line naming a call the agent makes and its arguments."""
+    from .html import json_text
+
+    args = call.get("input") or {}
+    short = json_text(args).replace("\n", " ")
+    if len(short) > 300:
+        short = short[:297] + "…"
+    plain = f"→ {call['name']} {short}"
+    html = (
+        f'<div class="cireil cireil-call" style="font-family:{MONO};font-size:90%;color:{FG_DIM};margin:6px 0 0">'
+        f'→ <b style="color:{FG}">{esc(call["name"])}</b> {esc(short)}</div>'
+    )
+    return plain, html
+
+
+def thinking_block(text: str) -> tuple[str, str]:
+    html = (
+        f'<details class="cireil cireil-thinking" style="color:{FG_DIM};font-size:90%;margin:4px 0">'
+        f"<summary>thinking ({len(text):,} characters)</summary>"
+        f'<div style="white-space:pre-wrap">{esc(text)}</div></details>'
+    )
+    return f"(thinking: {len(text):,} characters)", html
+
+
+def notice_line(text: str) -> tuple[str, str]:
+    return (
+        f"ⓘ {text}",
+        f'<div class="cireil-notice" style="color:{WARN};font-size:90%;margin:4px 0">ⓘ {esc(text)}</div>',
+    )
+
+
+def footer(outcome: Any, seconds: float) -> tuple[str, str]:
+    usage = outcome.usage or {}
+    bits = [f"{outcome.steps} model call{'s' if outcome.steps != 1 else ''}"]
+    for key, label in (("prompt_tokens", "prompt"), ("completion_tokens", "completion"), ("total_tokens", "total")):
+        if key in usage:
+            bits.append(f"{usage[key]:,} {label}")
+    if len(bits) > 1:
+        bits[1] = "tokens: " + bits[1]
+    bits.append(f"{seconds:.1f} s")
+    ended = {
+        "respond": "turn ended with a final respond",
+        "no-response": "turn ended without a message (no-response)",
+        "interrupted": "turn interrupted",
+        "error": "turn failed",
+    }.get(outcome.ended, outcome.ended)
+    text = f"{ended} · " + " · ".join(bits)
+    if outcome.error:
+        text += f"\nerror: {outcome.error}"
+    color = WARN if outcome.ended in ("interrupted", "error") else FG_DIM
+    html = (
+        f'<div class="cireil cireil-turn-end" style="color:{color};font-size:85%;margin:6px 0;'
+        f'border-top:1px solid {BORDER};padding-top:4px">{esc(text)}</div>'
+    )
+    return text, html

@@ -1,0 +1,138 @@
+"""Agent turns in a real kernel: %%cireil_agent renders live, %cireil prompt / session / sessions,
+the conversation after a kernel restart, and an interrupt in the middle of a turn."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cireil.scripted_llm import ScriptedLLM, reply
+from kernelharness import Kernel
+from turnkit import turn_agent
+
+RESULT = "application/vnd.cireil.result+json"
+
+
+@pytest.fixture
+def llm():
+    with ScriptedLLM() as server:
+        yield server
+
+
+def html_of(run) -> str:
+    return "\n".join(b.get("text/html", "") for b in run.bundles)
+
+
+def test_a_turn_renders_live_and_the_conversation_survives_a_kernel_restart(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    llm.script(
+        reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+        reply.tool_calls(("respond", {"content": "You need **milk**. <script>alert(1)</script>"})),
+    )
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        run = kernel.run("%%cireil_agent\nWhat do I need to buy?")
+        text = run.text()
+        assert "you: What do I need to buy?" in text
+        assert "→ read" in text
+        assert "Buy milk." in text  # the read result, drawn by read's own view
+        assert "testagent: You need **milk**." in text
+        html = html_of(run)
+        assert "<strong>milk</strong>" in html
+        assert "<script>" not in html and "&lt;script&gt;" in html  # a model's raw HTML is shown, never run
+        assert "turn ended with a final respond" in text and "tokens: " in text
+        read_results = [b for b in run.bundles if RESULT in b and "content" in b[RESULT]]
+        assert read_results and "Buy milk." in read_results[0][RESULT]["content"]
+
+        run = kernel.run("%cireil sessions")
+        assert "notebook:main" in run.text() and "4 messages" not in run.text()
+    finally:
+        kernel.shutdown()
+
+    kernel = Kernel(cwd=tmp_path)  # a new kernel: only sessions.db remembers
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        run = kernel.run("%cireil session")
+        assert "session: notebook:main" in run.text()
+        assert "messages: 5" in run.text()  # user, assistant+read result, assistant+respond result
+        run = kernel.run("%cireil prompt")
+        text = run.text()
+        assert "What do I need to buy?" in text
+        assert "tools: respond, no-response, read" in text
+        assert "<details" in html_of(run)
+        llm.script(reply.tool_calls(("respond", {"content": "Still milk."})))
+        kernel.run("%%cireil_agent\nAnd again?")
+        assert "What do I need to buy?" in str(llm.requests[-1].body["messages"])
+    finally:
+        kernel.shutdown()
+
+
+def test_sessions_switch_by_name(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        llm.script(reply.tool_calls(("respond", {"content": "one"})), reply.tool_calls(("respond", {"content": "two"})))
+        kernel.run("%%cireil_agent --session research\nfirst question")
+        assert llm.requests[-1].body["prompt_cache_key"] == "notebook:research"
+        run = kernel.run("%cireil session")
+        assert "session: notebook:research" in run.text()
+        kernel.run("%cireil session main")
+        kernel.run("%%cireil_agent\nsecond question")
+        assert llm.requests[-1].body["prompt_cache_key"] == "notebook:main"
+        run = kernel.run("%cireil sessions")
+        assert "notebook:research" in run.text() and "* notebook:main" in run.text()
+        run = kernel.run("%%cireil_agent --bogus\nx", ok=False)
+        assert run.stderr.startswith("UsageError: unknown option '--bogus'")
+    finally:
+        kernel.shutdown()
+
+
+def test_attachments_reach_download_attachments(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    photo = tmp_path / "receipt.txt"
+    photo.write_text("milk 1.20\n")
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        kernel.run("import cireil\nfirst = cireil.current_agent()\n")
+        llm.default = lambda body: reply.tool_calls(("respond", {"content": "saved"}))
+        script_first = reply.tool_calls(("session-info", {}))
+        llm.script(script_first)
+        run = kernel.run(f"%%cireil_agent --attach {photo}\nHere is my receipt")
+        assert "📎 receipt.txt" in run.text() or "attached: receipt.txt" in run.text()
+        message_id = kernel.run("first.session.history[0]['id']").result["text/plain"].strip("'")
+        llm.script(reply.tool_calls(("download-attachments", {"message_id": message_id, "to": "/workspace/in"})))
+        kernel.run("%%cireil_agent\nsave it")
+        saved = agent / "workspace" / "in" / f"{message_id}-receipt.txt"
+        assert saved.read_text() == "milk 1.20\n"
+    finally:
+        kernel.shutdown()
+
+
+def test_an_interrupt_stops_the_turn_and_the_kernel_stays_usable(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    llm.script(
+        reply.tool_calls(("write", {"path": "/workspace/one.txt", "content": "1"})),
+        reply.tool_calls(("respond", {"content": "never"}), delay=60),
+    )
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        msg_id = kernel.submit("%%cireil_agent\nwrite one")
+        deadline = time.monotonic() + 20
+        while len(llm.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        kernel.interrupt()
+        run = kernel.collect(msg_id, timeout=30)
+        assert run.error["ename"] == "KeyboardInterrupt"
+        assert "turn interrupted" in run.text()
+        run = kernel.run("[m['role'] for m in __import__('cireil').current_agent().session.history]")
+        assert run.result["text/plain"] == "['user', 'assistant', 'toolResponse']"
+        llm.script(reply.tool_calls(("respond", {"content": "back"})))
+        run = kernel.run("%%cireil_agent\nare you there?")
+        assert "testagent: back" in run.text()
+    finally:
+        kernel.shutdown()
