@@ -374,3 +374,67 @@ def test_turns_of_one_agent_never_overlap(agent, llm):
     assert sorted(o.text for o in outcomes) == ["one", "two"]
     # the second request already contains the first turn, complete
     assert "first" in json.dumps(bodies(llm)[1]["messages"])
+
+
+def test_without_a_context_window_only_the_last_max_turns_turns_are_sent(tmp_path, llm):
+    agent = cireil.load(turn_agent(tmp_path, llm.base_url, extra="maxTurns = 2\n"))
+    try:
+        for n in range(4):
+            llm.script(reply.tool_calls(("respond", {"content": f"answer {n}"})))
+            agent.turn(f"question {n}")
+        sent = json.dumps(bodies(llm)[-1]["messages"])
+        assert "question 3" in sent and "question 2" in sent
+        assert "question 1" not in sent and "question 0" not in sent
+        assert agent.session.cursor > 0
+        assert len(agent.session.history) == 12  # pruning hides old turns from the model; nothing is deleted
+        assert agent.store.get("notebook:main").cursor == agent.session.cursor  # the cursor is persisted
+    finally:
+        agent.close()
+
+
+def test_a_small_context_window_prunes_by_budget(tmp_path, llm):
+    agent = cireil.load(turn_agent(tmp_path, llm.base_url, model_extra="contextWindow = 4000\n"))
+    try:
+        for n in range(6):
+            llm.script(reply.tool_calls(("respond", {"content": f"answer {n}"})))
+            agent.turn(f"question {n} " + "filler words " * 250)
+        last = bodies(llm)[-1]["messages"]
+        assert "question 5" in json.dumps(last) and "question 0" not in json.dumps(last)
+        metadata = last[-1]["content"][0]["text"]
+        assert "/ 4000 tokens" in metadata  # the metadata message reports usage against the window
+    finally:
+        agent.close()
+
+
+def test_an_image_read_in_a_turn_goes_out_with_the_next_request(agent, llm):
+    import base64
+
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    )
+    (agent.directory / "workspace" / "dot.png").write_bytes(png)
+    llm.script(
+        reply.tool_calls(("read", {"path": "/workspace/dot.png"})),
+        reply.tool_calls(("respond", {"content": "a dot"})),
+    )
+    agent.turn("look")
+    second = bodies(llm)[1]["messages"]
+    images = [p for m in second if m["role"] == "user" for p in m["content"] if p.get("type") == "image_url"]
+    assert len(images) == 1 and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert agent.session.pending_media == []
+
+
+def test_the_conversation_tools_see_the_turns(agent, llm):
+    llm.script(reply.tool_calls(("respond", {"content": "first answer"})))
+    agent.turn("first question about tomatoes")
+    llm.script(
+        reply.tool_calls(("query-sessions", {"query": "tomatoes", "mode": "raw"})),
+        reply.tool_calls(("read-session", {"id": "notebook:main"})),
+        reply.tool_calls(("respond", {"content": "found it"})),
+    )
+    agent.turn("what did I ask?")
+    found = json.loads(tool_messages(bodies(llm)[2])[-1]["content"])
+    assert found["totalMatches"] >= 1 and "tomatoes" in found["matches"][0]["content"]
+    history = json.loads(tool_messages(bodies(llm)[3])[-1]["content"])
+    contents = [m["content"] for m in history["messages"]]
+    assert "first answer" in contents and "first question about tomatoes" in contents

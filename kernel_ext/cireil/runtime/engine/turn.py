@@ -9,6 +9,7 @@ neither the database nor the in-memory session ever holds a tool call without it
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import json
@@ -77,11 +78,13 @@ def _media_message(pending: list[dict]) -> dict | None:
     seen: set[str] = set()
     parts = []
     for item in pending:
-        digest = hashlib.sha256(item["data"].encode("ascii")).hexdigest()
+        raw = item["data"] if isinstance(item["data"], bytes) else item["data"].encode("ascii")
+        digest = hashlib.sha256(raw).hexdigest()
         if digest in seen:
             continue
         seen.add(digest)
-        parts.append({"type": item["type"], "mediaType": item["mediaType"], "data": item["data"]})
+        data = base64.b64encode(raw).decode("ascii") if isinstance(item["data"], bytes) else item["data"]
+        parts.append({"type": item["type"], "mediaType": item["mediaType"], "data": data})
     if not parts:
         return None
     return msgs.user_message("", parts=parts, media=True)
