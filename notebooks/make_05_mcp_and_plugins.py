@@ -132,8 +132,10 @@ CELLS = [
         "%cireil tools"
     ),
     md(
-        "The *origin* column says where each tool comes from. The parameters are the server's own\n"
-        "`inputSchema`, passed on as is; the description carries the server's instructions."
+        "The *origin* column says where each tool comes from; for an MCP tool it also names the protocol\n"
+        "revision its server speaks (`2026-07-28` when the server answers the modern probe, otherwise the\n"
+        "older handshake's version). The parameters are the server's own `inputSchema`, passed on as is;\n"
+        "the description carries the server's instructions."
     ),
     code(
         "import cireil\n\n"

@@ -45,7 +45,7 @@ def test_tools_are_discovered_called_and_failures_marked(tmp_path, sdk_url):
     agent = load(tmp_path, {"demo": sdk_url})
     try:
         add = agent.tool("mcp__demo__add")
-        assert add.origin == "mcp:demo"
+        assert add.origin == "mcp:demo 2026-07-28"  # the SDK 2.3.0 server is dual-era: the probe finds it modern
         assert add.parameters["properties"]["a"]["type"] == "integer"  # the remote inputSchema, as is
         assert set(add.parameters["required"]) == {"a", "b"}
         assert "Add two numbers." in add.description
@@ -180,7 +180,8 @@ def test_framing_pings_and_headers_of_a_quirky_server(tmp_path, rogue):
         assert result["content"] == [{"type": "text", "text": json.dumps({"x": [1, "two"]})}]
     finally:
         agent.close()
-    seen = rogue.received[before:]
+    probe, *seen = rogue.received[before:]
+    assert probe["method"] == "server/discover"  # answered 404 -32601: a legacy server, so the handshake follows
     assert [r["method"] for r in seen] == [
         "initialize",
         "response",  # our answer to the ping the server sends before each response

@@ -36,6 +36,17 @@ def sdk_sse(mcp_marker: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session", params=["sse", "json"])
+def sdk_recorded(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    """A stateful SDK server that records every request it receives: (url, the JSON-lines record)."""
+    record = tmp_path_factory.mktemp("wire") / "requests.jsonl"
+    flags = ("--json",) if request.param == "json" else ()
+    with sdk_server(*flags, "--record", str(record)) as url:
+        yield url, record
+
+
 @pytest.fixture(scope="session")
 def rogue() -> Iterator[Rogue]:
     server = Rogue()

@@ -7,6 +7,11 @@
 /expire      the first session is forgotten (404) after initialize
 /pages       tools/list hands back nextCursor "" forever
 /version     initialize picks protocol version 2024-11-05
+/plain/<how> a plain legacy server whose answer to the 2026-07-28 probe (server/discover) is DISCOVER[how]
+             (/plain/hang: answered only after 5 s)
+/modern      speaks only 2026-07-28: no handshake, tools whose arguments are mirrored in headers
+The other legacy routes answer server/discover as a legacy SDK server does, 404 with -32601; /redirect
+and /fail-init answer it as they answer everything.
 Every request is recorded in `received` (method, path, headers, JSON body).
 """
 
@@ -19,6 +24,50 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TOOL = {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object", "properties": {"x": {}}}}
+MODERN = "2026-07-28"
+
+
+def _error(code: int, message: str, data: Any = None, rid: Any = None) -> dict:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": error}
+
+
+# (HTTP status, body, extra headers) answering server/discover on /plain/<how>, as legacy servers were seen to
+DISCOVER: dict[str, tuple[int, dict, dict[str, str]]] = {
+    "not-found": (404, _error(-32601, "Method not found"), {}),
+    "rpc-not-found": (200, _error(-32601, "Method not found", rid=1), {}),  # 200 with a JSON-RPC error
+    # mcp 1.30 stateful: a 400 that carries a freshly minted session id, which must not be adopted
+    "missing-session": (400, _error(-32600, "Bad Request: Missing session ID"), {"Mcp-Session-Id": "minted"}),
+    "405": (405, {}, {"Allow": "GET, DELETE"}),
+    "legacy-versions": (400, _error(-32022, "Unsupported protocol version", {"supported": ["2025-06-18"]}), {}),
+    "future-only": (400, _error(-32022, "Unsupported protocol version", {"supported": ["2027-01-01"]}), {}),
+    "header-mismatch": (400, _error(-32020, "mcp-method header does not match the body"), {}),
+    "discover-legacy": (200, {"jsonrpc": "2.0", "id": 1, "result": {"supportedVersions": ["2025-11-25"]}}, {}),
+    "server-error": (500, _error(-32603, "probe exploded"), {}),
+}
+# a modern server's tools: x-mcp-header marks (valid, nested, invalid) and a name that is not plain ASCII
+MODERN_TOOLS = [
+    TOOL,
+    {"name": "héllo wörld", "inputSchema": {"type": "object"}},
+    {
+        "name": "routed",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry"}}},
+                "note": {"type": "string"},
+            },
+        },
+    },
+    {
+        "name": "bad-mark",
+        "inputSchema": {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}},
+    },
+    {"name": "ask", "inputSchema": {"type": "object"}},
+]
 
 
 class Rogue(ThreadingHTTPServer):
@@ -60,11 +109,19 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"null")
         method = body.get("method") if isinstance(body, dict) and "method" in body else "response"
         self.server.received.append({"method": method, "path": self.path, "headers": dict(self.headers), "body": body})
-        route = getattr(self, "_" + self.path.strip("/").replace("-", "_"), None)
+        route = getattr(self, "_" + self.path.strip("/").split("/")[0].replace("-", "_"), None)
         if route is None:
             self._send(404, b"no such endpoint", "text/plain")
         elif "id" not in body or "method" not in body:
             self._send(202, b"", "text/plain")  # a notification or our answer to the server's ping
+        elif method == "server/discover" and route not in (self._modern, self._redirect, self._fail_init):
+            how = self.path.rsplit("/", 1)[-1]
+            if how == "hang":  # a probe that is never answered in time
+                time.sleep(5)
+            status, answer, extra = DISCOVER.get(how, DISCOVER["not-found"])
+            if "id" in answer and answer["id"] is not None:
+                answer = {**answer, "id": body["id"]}
+            self._send(status, json.dumps(answer).encode() if answer else b"", "application/json", extra)
         else:
             route(body)
 
@@ -94,6 +151,30 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     # -- routes -------------------------------------------------------------------------------
+    def _plain(self, body: dict) -> None:
+        if not self._standard(body, {"Mcp-Session-Id": "plain"}, version="2025-11-25"):
+            self._json(body, {"content": [{"type": "text", "text": "plain"}]})
+
+    def _modern(self, body: dict) -> None:
+        method, params = body["method"], body.get("params") or {}
+        meta = params.get("_meta") or {}
+        if meta.get("io.modelcontextprotocol/protocolVersion") != MODERN:
+            self._send(400, json.dumps(_error(-32602, "missing _meta", rid=body["id"])).encode(), "application/json")
+        elif method == "server/discover":
+            result = {"supportedVersions": [MODERN], "capabilities": {"tools": {}}, "instructions": "Modern notes."}
+            self._json(body, result, {"Set-Cookie": "lb=replica-2; Path=/"})  # a load balancer's stickiness
+        elif method == "tools/list":
+            self._json(body, {"tools": MODERN_TOOLS, "ttlMs": 0, "cacheScope": "private", "resultType": "complete"})
+        elif method == "tools/call" and params.get("name") == "ask":
+            self._json(body, {"resultType": "input_required", "inputRequests": {"q": {"method": "roots/list"}}})
+        elif method == "tools/call":
+            seen = {
+                k: v for k, v in self.headers.items() if k.lower().startswith("mcp-param-") or k.lower() == "mcp-name"
+            }
+            self._json(body, {"content": [{"type": "text", "text": json.dumps(seen, sort_keys=True)}]})
+        else:
+            self._send(404, json.dumps(_error(-32601, "Method not found", rid=body["id"])).encode(), "application/json")
+
     def _redirect(self, body: dict) -> None:
         self._send(307, b"", "text/plain", {"Location": "http://127.0.0.1:9/elsewhere/mcp"})
 

@@ -1,9 +1,10 @@
 """An MCP server made with the official SDK, for tests, the benchmark and the tutorial.
 
-    python sdk_server.py PORT [--json] [--stateless] [--many N] [--marker FILE] [--collide]
+    python sdk_server.py PORT [--json] [--stateless] [--many N] [--marker FILE] [--collide] [--record FILE]
 
 --many N adds N trivial tools (discovery benchmark); --marker FILE is where the slow tool writes
-"cancelled" when the client cancels it, so tests can see a cancel arrive on the wire.
+"cancelled" when the client cancels it, so tests can see a cancel arrive on the wire; --record FILE
+appends every HTTP request the server receives to FILE (JSON lines, see recorder.py).
 """
 
 from __future__ import annotations
@@ -102,10 +103,13 @@ if __name__ == "__main__":
     port = int(args[0])
     many = int(args[args.index("--many") + 1]) if "--many" in args else 0
     marker = args[args.index("--marker") + 1] if "--marker" in args else None
-    build(many, marker, "--collide" in args).run(
-        "streamable-http",
-        host="127.0.0.1",
-        port=port,
-        json_response="--json" in args,
-        stateless_http="--stateless" in args,
-    )
+    server = build(many, marker, "--collide" in args)
+    modes = {"json_response": "--json" in args, "stateless_http": "--stateless" in args}
+    if "--record" in args:
+        import uvicorn
+        from recorder import recording  # this script runs with its own folder on sys.path
+
+        app = recording(server.streamable_http_app(host="127.0.0.1", **modes), args[args.index("--record") + 1])
+        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=port, **modes)

@@ -10,6 +10,9 @@ import httpx
 
 from ..config.mcp_config import McpServer
 from .errors import McpError
+from .headers import Path as ArgPath
+from .headers import param_headers, param_marks
+from .negotiate import open_connection
 from .transport import Transport
 
 T = TypeVar("T")
@@ -17,20 +20,29 @@ MAX_PAGES = 100  # servers that hand back the same cursor forever must not hang 
 
 
 class McpClient:
-    def __init__(self, server: McpServer) -> None:
+    def __init__(self, server: McpServer, *, probe: bool = True) -> None:
+        """`probe=False` skips the 2026-07-28 probe and goes straight to the handshake (benchmarks compare eras)."""
         self.server = server
         self.transport = Transport(server.url, server.headers)
         self.instructions: str = ""
+        self.probe = probe
+        self.unusable: dict[str, str] = {}  # remote tool name -> why it cannot be offered
+        self._marks: dict[str, dict[ArgPath, str]] = {}  # remote tool name -> arguments mirrored in headers
+
+    @property
+    def revision(self) -> str | None:
+        """The protocol revision the server and this client agreed on (None before connect)."""
+        return self.transport.version
 
     @property
     def timeout_s(self) -> float:
         return self.server.timeout / 1000
 
     async def connect(self) -> list[dict]:
-        """Initialize and list every tool, all within the server's one timeout."""
+        """Probe or initialize, then list every tool, all within the server's one timeout."""
 
         async def work() -> list[dict]:
-            result = await self.transport.initialize()
+            result = await open_connection(self.transport, probe=self.probe)
             instructions = result.get("instructions")
             self.instructions = instructions.strip() if isinstance(instructions, str) else ""
             return await self._list_tools()
@@ -45,16 +57,32 @@ class McpClient:
             page = result.get("tools")
             if not isinstance(page, list) or not all(isinstance(t, dict) for t in page):
                 raise McpError("tools/list result has no list of tools")
-            tools += page
+            tools += [t for t in page if self._usable(t)]
             cursor = result.get("nextCursor")
             if cursor is None:
                 return tools
         raise McpError(f"tools/list still had more pages after {MAX_PAGES}; stopped")
 
+    def _usable(self, tool: dict) -> bool:
+        """A modern tool whose x-mcp-header marks are invalid must not be offered (its calls cannot be routed)."""
+        if not self.transport.modern:
+            return True
+        try:
+            marks = param_marks(tool.get("inputSchema"))
+        except ValueError as exc:
+            self.unusable[str(tool.get("name"))] = str(exc)
+            return False
+        if marks and isinstance(tool.get("name"), str):
+            self._marks[tool["name"]] = marks
+        return True
+
     async def call_tool(self, name: str, arguments: dict) -> dict:
         """The result as the agent sees it: content blocks and structuredContent as JSON, isError -> failure."""
+        marks = self._marks.get(name)
+        extra = param_headers(marks, arguments) if marks else None
         result = await self._bounded(
-            lambda: self.transport.request("tools/call", {"name": name, "arguments": arguments}), f"calling {name}"
+            lambda: self.transport.request("tools/call", {"name": name, "arguments": arguments}, extra),
+            f"calling {name}",
         )
         content = result.get("content")
         out: dict[str, Any] = {"content": content if isinstance(content, list) else []}

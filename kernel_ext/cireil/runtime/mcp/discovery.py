@@ -97,5 +97,5 @@ def _tool(client: McpClient, name: str, remote: str, spec: dict) -> Tool:
         description=description or f"{remote} (from MCP server '{client.server.name}')",
         params=RawObject(raw=schema),
         run=run,
-        origin=f"mcp:{client.server.name}",
+        origin=f"mcp:{client.server.name} {client.revision}",  # which protocol era the server speaks
     )

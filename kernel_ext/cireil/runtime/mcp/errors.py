@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class McpError(Exception):
     """A network or protocol failure: becomes a tool error on a call, a config issue at load."""
@@ -10,6 +12,20 @@ class McpError(Exception):
 class McpRemoteError(McpError):
     """The server answered with a JSON-RPC error."""
 
-    def __init__(self, code: object, message: str) -> None:
+    def __init__(self, code: object, message: str, data: Any = None) -> None:
         super().__init__(f"server error {code}: {message}")
         self.code = code
+        self.data = data
+
+
+class McpHttpError(McpError):
+    """The server refused a POST at the HTTP level; `code`/`data` are from the JSON-RPC error its body may carry.
+
+    Kept apart from other failures because the connect-time probe decides the protocol era from them.
+    """
+
+    def __init__(self, message: str, status: int, code: object = None, data: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.data = data

@@ -8,11 +8,18 @@ from typing import Any
 from .errors import McpError, McpRemoteError
 
 
-def request(rid: int, method: str, params: dict | None) -> bytes:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-    if params is not None:
-        body["params"] = params
-    return json.dumps(body, separators=(",", ":")).encode()
+def request(rid: int, method: str, params: dict | None, meta: str | None = None) -> bytes:
+    """`meta` is an already encoded `params._meta` object (2026-07-28 sends the same one on every request)."""
+    if meta is None or (params is not None and "_meta" in params):
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if meta is not None:
+            params = {**params, "_meta": {**json.loads(meta), **params["_meta"]}}  # type: ignore[dict-item]
+        if params is not None:
+            body["params"] = params
+        return json.dumps(body, separators=(",", ":")).encode()
+    # spliced rather than re-encoded: the envelope is identical on every call
+    inner = json.dumps(params, separators=(",", ":"))[1:-1] + "," if params else ""
+    return f'{{"jsonrpc":"2.0","id":{rid},"method":{json.dumps(method)},"params":{{{inner}"_meta":{meta}}}}}'.encode()
 
 
 def notification(method: str, params: dict | None = None) -> bytes:
@@ -51,19 +58,19 @@ def outcome(message: dict) -> dict:
     """The result of a response, or its error raised."""
     if "error" in message:
         error = message["error"] if isinstance(message["error"], dict) else {}
-        raise McpRemoteError(error.get("code"), str(error.get("message", message["error"])))
+        raise McpRemoteError(error.get("code"), str(error.get("message", message["error"])), error.get("data"))
     result = message["result"]
     if not isinstance(result, dict):
         raise McpError(f"server sent a result that is not an object: {str(result)[:200]}")
     return result
 
 
-def error_in_body(text: str) -> str | None:
-    """The JSON-RPC error message an HTTP error body may carry (its id is often null or odd: ignore it)."""
+def error_in_body(text: str) -> dict | None:
+    """The JSON-RPC error object an HTTP error body may carry (its id is often null or odd: ignore it)."""
     try:
         value = json.loads(text)
     except ValueError:
         return None
     if isinstance(value, dict) and isinstance(value.get("error"), dict):
-        return str(value["error"].get("message", ""))
+        return value["error"]
     return None
