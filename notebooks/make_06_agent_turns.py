@@ -63,7 +63,7 @@ CELLS = [
         "history, the opened files, the metadata message with the date and context usage, every tool schema,\n"
         "and the JSON body as it would be POSTed. Nothing is summarised: what you see is what is sent."
     ),
-    code("%cireil prompt"),
+    code("# the request the next model call would send\n%cireil prompt"),
     md("The stand-in records every request it received, so you can also check what was really sent:"),
     code(
         "last = llm.requests[-1].body\n"

@@ -134,3 +134,28 @@ def test_dark_theme_has_no_light_backgrounds(lab_page: LabPage, console_errors: 
     finally:
         lab_page.set_theme("JupyterLab Light")
     assert not console_errors, console_errors
+
+
+def test_an_agent_turn_renders_as_a_conversation(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open("06-agent-turns.ipynb")
+    cell = lab_page.run_through("What files are in my workspace?")
+    out = outputs(cell)
+    # the person's message, the tool call with list-dir's own view, the agent's answer, the footer
+    expect(out.locator(".cireil-chat").first).to_contain_text("What files are in my workspace?", timeout=WAIT_MS)
+    expect(out.locator(".cireil-call")).to_contain_text("list-dir")
+    expect(out.locator(".cireil-list-dir")).to_contain_text("garden-handbook.md")
+    expect(out.locator(".cireil-chat").nth(1)).to_contain_text("Your workspace has")
+    expect(out.locator(".cireil-turn-end")).to_contain_text("turn ended with a final respond")
+    lab_page.shot("agent-turn", out)
+    cell = lab_page.run_through("Thanks, that is helpful!")
+    expect(outputs(cell).locator(".cireil-reactions")).to_contain_text("🌱", timeout=WAIT_MS)
+    cell = lab_page.run_through("# the request the next model call would send")
+    prompt = outputs(cell).locator(".cireil-prompt")
+    system = prompt.locator("details", has_text="system prompt").first
+    expect(system).to_be_visible(timeout=WAIT_MS)
+    body = system.locator("pre")
+    expect(body).to_be_hidden()  # folded until asked for
+    lab_page.shot("prompt-view", prompt)
+    system.locator(":scope > summary").click()
+    expect(body).to_contain_text("<base_instructions>")
+    assert not console_errors, console_errors

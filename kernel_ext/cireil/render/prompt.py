@@ -45,6 +45,16 @@ def _label(message: dict) -> str:
     return role
 
 
+def _snippet(message: dict, limit: int = 80) -> str:
+    """The first line of a message, so the folded list can be read without opening each one."""
+    if message.get("role") == "toolResponse":  # one compact line instead of the indented JSON's "{"
+        lines = [json.dumps(message.get("output"), ensure_ascii=False, default=str)]
+    else:
+        lines = _message_text(message).strip().splitlines()
+    first = lines[0] if lines else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
 def _details(summary: str, body: str, *, open_: bool = False) -> str:
     return (
         f'<details{" open" if open_ else ""} style="margin:3px 0;border-left:2px solid {BORDER};padding-left:6px">'
@@ -82,7 +92,12 @@ class PromptView:
         )
         parts = [_details(f"system prompt ({len(r.system):,} characters)", code_block(r.system))]
         rows = "".join(
-            _details(f"{i + 1}. {esc(_label(m))}", code_block(_message_text(m))) for i, m in enumerate(r.messages)
+            _details(
+                f"{i + 1}. {esc(_label(m))} "
+                f'<span style="color:{FG_DIM};font-family:{MONO};font-size:90%">{esc(_snippet(m))}</span>',
+                code_block(_message_text(m)),
+            )
+            for i, m in enumerate(r.messages)
         )
         parts.append(_details(f"messages ({len(r.messages)})", rows, open_=True))
         tools = "".join(
