@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..errors import ToolError
-from ..outline.slug import to_slug
 from ..params import Array, Params, String
 from ..sessions.tooling import store_of
 from ..tool import Tool, ToolContext
@@ -27,6 +26,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     if unknown:
         raise ToolError(f"Preserved message ID(s) not found: {', '.join(unknown)}", hint=HINT)
     identifier: str = args["identifier"]
+    from ..outline.slug import to_slug  # the outline package is loaded by calls, never by loading the agent
+
     slug = to_slug(identifier)
     if not slug:
         raise ToolError("Identifier produces an empty slug.", hint="Use letters or digits in the identifier.")
