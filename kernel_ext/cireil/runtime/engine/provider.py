@@ -374,10 +374,13 @@ class OpenAIProvider:
             # created on first use, inside the runtime's event loop; no redirects: they would carry the key elsewhere
             # a local server is reached directly: a proxy from the environment would not know 127.0.0.1
             host = urlsplit(self.provider.api_base).hostname or ""
+            from ..netbackend import fast_transport
+
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(TIMEOUT_S, connect=_CONNECT_TIMEOUT_S),
                 follow_redirects=False,
                 trust_env=host not in _LOOPBACK,
+                transport=fast_transport(),  # proxies from the environment still apply (as httpx mounts)
             )
         return self._client
 

@@ -273,7 +273,9 @@ def _direct_pool() -> httpx.AsyncHTTPTransport | None:
     leave the choice of route to the client (which honours HTTP(S)_PROXY, ALL_PROXY and NO_PROXY)."""
     if any(scheme in urllib.request.getproxies() for scheme in ("http", "https", "all")):
         return None
-    return httpx.AsyncHTTPTransport()
+    from ..netbackend import fast_transport
+
+    return fast_transport()
 
 
 async def _drain(chunks: AsyncIterator[str | None]) -> None:
