@@ -136,3 +136,31 @@ def test_an_interrupt_stops_the_turn_and_the_kernel_stays_usable(tmp_path, llm):
         assert "testagent: back" in run.text()
     finally:
         kernel.shutdown()
+
+
+def test_a_job_that_fires_between_cells_is_announced_by_the_next_cireil_command(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        kernel.run(
+            "from datetime import datetime, timedelta, timezone\n"
+            "at = (datetime.now(timezone.utc) + timedelta(seconds=1)).isoformat()"
+        )
+        at = kernel.run("at").result["text/plain"].strip("'")
+        llm.script(
+            reply.tool_calls(("schedule", {"id": "tea", "at": at, "prompt": "tea time"})),
+            reply.tool_calls(("respond", {"content": "scheduled"})),
+            reply.tool_calls(("respond", {"content": "Time for tea!"})),
+        )
+        kernel.run("%%cireil_agent\nremind me")
+        deadline = time.monotonic() + 20
+        while len(llm.requests) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the announcement is committed right after the job's turn
+        run = kernel.run("%cireil session")
+        assert "testagent (job tea) → notebook:main: Time for tea!" in run.text()
+        run = kernel.run("%cireil session")
+        assert "Time for tea!" not in run.text()  # shown once
+    finally:
+        kernel.shutdown()

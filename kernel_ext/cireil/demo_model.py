@@ -71,6 +71,10 @@ def wren(body: dict) -> Reply:
     if results:
         return _after(said, results[-1])
     lower = said.lower()
+    if str(body.get("prompt_cache_key", "")).startswith("cron:"):  # a scheduled job's own turn: deliver it
+        return _respond(f"⏰ Reminder: {said}")
+    if "earlier" in lower or "did we" in lower:
+        return reply.tool_calls(("query-sessions", {"query": "*volunteer*"}))
     if lower.startswith("remind"):
         at = (datetime.now(UTC) + timedelta(seconds=2)).isoformat(timespec="seconds")
         return reply.tool_calls(("schedule", {"id": "water-seedlings", "at": at, "prompt": said}))
@@ -80,8 +84,4 @@ def wren(body: dict) -> Reply:
         return reply.tool_calls(("read", {"path": "/memories/volunteers.md"}))
     if "thank" in lower:
         return reply.tool_calls(("react", {"emoji": "🌱"}))
-    if "earlier" in lower or "did we" in lower:
-        return reply.tool_calls(("query-sessions", {"query": "*volunteer*"}))
-    if "remind" in said.lower() or said.startswith("Remind"):
-        return _respond("Reminder: " + said)
     return _respond(f"(scripted stand-in) You said: {said}")

@@ -86,6 +86,10 @@ class CireilMagics:
             close = difflib.get_close_matches(name, self._subcommands, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise UsageError(f"unknown subcommand '{name}'{hint}; `%cireil help` lists them")
+        if self.agent is not None and name not in ("load", "help"):
+            from .agentmagics import show_background
+
+            show_background(self.agent)  # what scheduled and invoked turns said since the last look
         try:
             handler(args)
         except CireilError as exc:
@@ -196,11 +200,9 @@ class CireilMagics:
         show_sessions(self.require_agent(), args)
 
     def prompt(self, args: list[str]) -> None:
-        from .agentmagics import show_background, show_prompt
+        from .agentmagics import show_prompt
 
-        agent = self._fresh_agent()
-        show_background(agent)
-        show_prompt(agent, args)
+        show_prompt(self._fresh_agent(), args)
 
     def agent_cell(self, line: str, cell: str | None = None) -> None:
         """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""
