@@ -164,3 +164,13 @@ def test_a_job_that_fires_between_cells_is_announced_by_the_next_cireil_command(
         assert "Time for tea!" not in run.text()  # shown once
     finally:
         kernel.shutdown()
+
+
+def test_chat_bubbles_show_attachments_and_escape_markup():
+    from cireil.render import chat
+
+    text, html = chat.agent_bubble(
+        "**bold** <img src=x onerror=alert(1)>", agent="wren", attachments=[("/workspace/a.txt", None)]
+    )
+    assert "<strong>bold</strong>" in html and "<img src=x" not in html and "&lt;img" in html
+    assert "📎 /workspace/a.txt" in html and "attached: /workspace/a.txt" in text

@@ -438,3 +438,35 @@ def test_the_conversation_tools_see_the_turns(agent, llm):
     history = json.loads(tool_messages(bodies(llm)[3])[-1]["content"])
     contents = [m["content"] for m in history["messages"]]
     assert "first answer" in contents and "first question about tomatoes" in contents
+
+
+def test_prune_boundaries_replaces_a_range_with_its_summary_in_the_next_request(agent, llm):
+    for n in range(2):
+        llm.script(reply.tool_calls(("respond", {"content": f"answer {n}"})))
+        agent.turn(f"tomato question {n}")
+    users = [m for m in agent.session.history if m["role"] == "user"]
+    start, end = users[0]["id"], agent.session.history[-1]["id"]
+    llm.script(
+        reply.tool_calls(
+            ("prune-boundaries", {"start": start, "end": end, "identifier": "Tomatoes", "summary": "Talked tomatoes."})
+        ),
+        reply.tool_calls(("respond", {"content": "compacted"})),
+    )
+    agent.turn("compact that")
+    sent = json.dumps(bodies(llm)[-1]["messages"])
+    assert "<topic-summary" in sent and "Talked tomatoes." in sent
+    assert "tomato question 0" not in sent
+
+
+def test_respond_attachments_must_exist(agent, llm):
+    llm.script(
+        reply.tool_calls(("respond", {"content": "see file", "attachments": ["/workspace/missing.png"]})),
+        reply.tool_calls(("respond", {"content": "here", "attachments": ["/workspace/notes.md"]})),
+    )
+    events: list[dict] = []
+    outcome = agent.turn("send me the notes", on_event=events.append)
+    first = json.loads(tool_messages(bodies(llm)[1])[-1]["content"])
+    assert first["success"] is False and "missing.png" in first["error"]
+    assert outcome.ended == "respond"
+    sent = [e for e in events if e["type"] == "respond"]
+    assert [e["attachments"] for e in sent] == [["/workspace/notes.md"]]
