@@ -174,3 +174,24 @@ def test_chat_bubbles_show_attachments_and_escape_markup():
     )
     assert "<strong>bold</strong>" in html and "<img src=x" not in html and "&lt;img" in html
     assert "📎 /workspace/a.txt" in html and "attached: /workspace/a.txt" in text
+
+
+def test_respond_schedule_invoke_and_no_response_have_their_own_views(tmp_path, llm):
+    import cireil
+    from cireil.render import result_bundle
+
+    agent = cireil.load(turn_agent(tmp_path, llm.base_url))
+    try:
+        text = result_bundle(agent.call("respond", content="**hi**"))["text/plain"]
+        assert text.startswith("testagent: **hi**") and "sent; a final message" in text
+        at = "2999-01-01T00:00:00+00:00"
+        bundle = result_bundle(agent.call("schedule", id="later", at=at, prompt="check the beds"))
+        assert bundle["text/plain"].startswith(f"⏰ job later at {at}: check the beds")
+        assert "announced to current" in bundle["text/plain"]
+        assert "turn ends without a message" in result_bundle(agent.call("no-response"))["text/plain"]
+        agent.session_for("notebook:other")
+        agent.store.commit(agent.session_for("notebook:other"), [])
+        queued = result_bundle(agent.call("invoke", session="notebook:other", prompt="go"))
+        assert queued["text/plain"] == "queued a turn in notebook:other: go"
+    finally:
+        agent.close()

@@ -23,26 +23,16 @@ RESULT_MIME = "application/vnd.cireil.result+json"
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
 
+
+def _views() -> dict[str, str]:
+    # every built-in tool has its own view, in the module named like it (`read-skill` -> read_skill)
+    from ..runtime.registry import BUILTIN_NAMES
+
+    return {name: name.replace("-", "_") for name in BUILTIN_NAMES}
+
+
 # tool name -> module under cireil.render with `render(result) -> (text, html)`
-_VIEWS = {
-    "list-dir": "list_dir",
-    "session-info": "session_info",
-    "edit": "edit",
-    "write": "write",
-    "exec": "exec",
-    "read": "read",
-    "open-file": "open_file",
-    "read-sections": "read_sections",
-    "close-file": "close_file",
-    "read-skill": "read_skill",
-    "read-history": "read_history",
-    "read-session": "read_session",
-    "list-sessions": "list_sessions",
-    "query-sessions": "query_sessions",
-    "download-attachments": "download_attachments",
-    "react": "react",
-    "prune-boundaries": "prune_boundaries",
-}
+_VIEWS = _views()
 
 
 @dataclass(frozen=True)
