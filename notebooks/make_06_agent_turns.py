@@ -89,6 +89,20 @@ CELLS = [
     code("%cireil session main"),
     code("%cireil_query_sessions volunteers mode=raw"),
     md(
+        "Files go along with a message too: `%cireil attach` shows an upload button, and what you pick there\n"
+        "travels with your next `%%cireil_agent` message (or name files on the magic line: `--attach PATH`).\n"
+        "They are stored with the message in `sessions.db`; the agent saves them into its sandbox with\n"
+        "download-attachments. Pick a file with the button (any small file), then run the cell after it."
+    ),
+    code("# pick files here: they go with the next message\n%cireil attach"),
+    code(
+        "# without a browser (as when CI runs this notebook) nothing was picked: attach a file by path instead\n"
+        "from cireil.kernel.agentmagics import STAGED\n\n"
+        "picked = bool(STAGED.get(id(get_ipython())))\n"
+        'extra = "" if picked else f"--attach {agent.directory}/workspace/notes.txt"'
+    ),
+    code("%%cireil_agent $extra\nPlease save the attached file."),
+    md(
         "## 5. The conversation survives a restart\n\n"
         "Sessions live on disk, not in the kernel. Reloading the extension drops everything in memory (the agent,\n"
         "its sessions, the runtime thread); loading the same agent directory again reads the conversation back\n"

@@ -7,6 +7,7 @@ import shlex
 import subprocess
 import sys
 import threading
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -520,3 +521,38 @@ def test_load_ext_stays_light(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True, timeout=120
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_files_uploaded_with_attach_go_with_the_next_agent_message(shell, tmp_path):
+    from datetime import datetime
+
+    import cireil
+    from cireil.kernel import agentmagics
+    from cireil.scripted_llm import ScriptedLLM, reply
+    from turnkit import turn_agent
+
+    with ScriptedLLM() as llm:
+        agent_dir = turn_agent(tmp_path, llm.base_url)
+        loaded(shell, agent_dir)
+        assert "%cireil attach" in run(shell, "%cireil help").text
+        (box,) = [o for o in run(shell, "%cireil attach").displayed]
+        assert "application/vnd.jupyter.widget-view+json" in box
+        widget = agentmagics.attach_widget(id(shell))  # the same kind the cell showed, to drive it here
+        upload, status = widget.children
+        assert "nothing attached yet" in status.value
+        # what the front end sends when a person picks a file
+        picked = {"name": "C:\\docs\\receipt.txt", "type": "text/plain", "size": 9, "content": memoryview(b"milk 1.20")}
+        upload.value = ({**picked, "last_modified": datetime.now(UTC)},)
+        assert "receipt.txt (9 bytes)" in status.value
+        llm.script(reply.tool_calls(("respond", {"content": "got it"})))
+        run(shell, "%%cireil_agent\nhere is the receipt")
+        agent = cireil.current_agent()
+        message = agent.session.history[0]
+        assert [a["filename"] for a in message["attachments"]] == ["receipt.txt"]
+        (stored,) = agent.store.attachments(agent.session.id, message["id"])
+        assert stored[1] == b"milk 1.20"
+        assert id(shell) not in agentmagics.STAGED  # sent once, then the next message starts empty
+        llm.script(reply.tool_calls(("respond", {"content": "ok"})))
+        run(shell, "%%cireil_agent\nand nothing attached now")
+        last_user = [m for m in agent.session.history if m["role"] == "user"][-1]
+        assert last_user["content"][0]["text"] == "and nothing attached now" and "attachments" not in last_user

@@ -13,6 +13,7 @@ simple, and it is not a model: point config/engine.toml at a real endpoint for r
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 from .scripted_llm import Reply, reply
@@ -60,6 +61,8 @@ def _after(said: str, last: dict) -> Reply:
         return _respond(f"Done: I will remind you at {last.get('at')} (job `{last.get('id')}`).")
     if tool == "react":
         return _respond("Glad to help!")
+    if tool == "download-attachments":
+        return _respond("Saved " + ", ".join(f"`{p}`" for p in last.get("saved", [])) + ".")
     if tool == "query-sessions":
         return _respond(f"I found {last.get('totalMatches', 0)} earlier messages about that.")
     return _respond("Done.")
@@ -75,6 +78,9 @@ def wren(body: dict) -> Reply:
         return _respond(f"⏰ Reminder: {said}")
     if "earlier" in lower or "did we" in lower:
         return reply.tool_calls(("query-sessions", {"query": "*volunteer*"}))
+    attached = re.search(r"\(message_id (m[0-9a-f]+)\)", said)
+    if attached:
+        return reply.tool_calls(("download-attachments", {"message_id": attached.group(1), "to": "/workspace/inbox"}))
     if lower.startswith("remind"):
         at = (datetime.now(UTC) + timedelta(seconds=2)).isoformat(timespec="seconds")
         return reply.tool_calls(("schedule", {"id": "water-seedlings", "at": at, "prompt": said}))

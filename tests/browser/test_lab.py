@@ -158,4 +158,18 @@ def test_an_agent_turn_renders_as_a_conversation(lab_page: LabPage, console_erro
     lab_page.shot("prompt-view", prompt)
     system.locator(":scope > summary").click()
     expect(body).to_contain_text("<base_instructions>")
+    # a file picked with the upload button goes with the next message, and the agent saves it
+    cell = lab_page.run_through("# pick files here: they go with the next message")
+    attach = outputs(cell)
+    button = attach.locator(".widget-upload")
+    expect(button).to_be_visible(timeout=WAIT_MS)
+    with lab_page.page.expect_file_chooser() as chooser:  # the button opens the browser's file dialog
+        button.click()
+    chooser.value.set_files(files=[{"name": "seed-order.txt", "mimeType": "text/plain", "buffer": b"12 x basil\n"}])
+    expect(attach).to_contain_text("for the next message: seed-order.txt (11 bytes)", timeout=WAIT_MS)
+    cell = lab_page.run_through("Please save the attached file.")
+    expect(outputs(cell).locator(".cireil-chat").first).to_contain_text("seed-order.txt", timeout=WAIT_MS)
+    expect(outputs(cell).locator(".cireil-chat").nth(1)).to_contain_text(
+        re.compile(r"Saved /workspace/inbox/m[0-9a-f]+-seed-order.txt")
+    )
     assert not console_errors, console_errors

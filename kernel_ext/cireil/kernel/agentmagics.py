@@ -3,13 +3,15 @@
     %%cireil_agent [--session NAME] [--attach PATH ...] [--model M] [--provider P]
     message to the agent
 
-The turn renders live (turnview.py). Files given with --attach are stored with the message in
-sessions.db, where download-attachments finds them.
+The turn renders live (turnview.py). Files given with --attach, or uploaded with `%cireil attach`
+before, are stored with the message in sessions.db, where download-attachments finds them.
 """
 
 from __future__ import annotations
 
+import html
 import mimetypes
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
 AGENT_MAGIC = "cireil_agent"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
-_ATTACH_LIMIT = 25 * 1024 * 1024
+ATTACH_LIMIT = 25 * 1024 * 1024
 
 
 def parse_agent_line(line: str) -> dict[str, Any]:
@@ -44,49 +46,98 @@ def parse_agent_line(line: str) -> dict[str, Any]:
     return options
 
 
-def _attachments(agent: Agent, session_id: str, message: dict, paths: list[str]) -> None:
-    """Store each file with the message; checked first, so a bad path sends nothing."""
+@dataclass
+class Staged:
+    """A file waiting to go with the next message: from --attach PATH or the upload widget."""
+
+    name: str
+    media_type: str
+    data: bytes
+
+
+# files uploaded with `%cireil attach`, per shell, taken by the next %%cireil_agent
+STAGED: dict[int, list[Staged]] = {}
+
+
+def _read_attachments(paths: list[str]) -> list[Staged]:
+    """Every --attach file, checked before anything is sent: a bad path sends nothing."""
     files = []
     for raw in paths:
         path = Path(raw).expanduser()
         if not path.is_file():
             raise UsageError(f"--attach {raw}: no such file")
         size = path.stat().st_size
-        if size > _ATTACH_LIMIT:
-            raise UsageError(f"--attach {raw}: {size:,} bytes is over the {_ATTACH_LIMIT // 2**20} MiB limit")
-        files.append(path)
+        if size > ATTACH_LIMIT:
+            raise UsageError(f"--attach {raw}: {size:,} bytes is over the {ATTACH_LIMIT // 2**20} MiB limit")
+        files.append(Staged(path.name, _media_type(path.name), path.read_bytes()))
+    return files
+
+
+def _media_type(name: str) -> str:
+    return mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+def _store_attachments(agent: Agent, session_id: str, message: dict, files: list[Staged]) -> None:
     if not files:
         return
     if agent.store is None:
-        raise UsageError("--attach needs the session store, and sessions.db could not be opened for this agent")
+        raise UsageError("attachments need the session store, and sessions.db could not be opened for this agent")
     message["attachments"] = [
-        agent.store.add_attachment(
-            session_id,
-            message["id"],
-            path.name,
-            mimetypes.guess_type(path.name)[0] or "application/octet-stream",
-            path.read_bytes(),
-        )
-        for path in files
+        agent.store.add_attachment(session_id, message["id"], f.name, f.media_type, f.data) for f in files
     ]
+    # the model learns of the files, and of the id download-attachments needs, from the message itself
+    listed = "; ".join(f"{a['filename']} ({a['mediaType']}, {a['size']:,} bytes)" for a in message["attachments"])
+    note = f"[Attached to this message (message_id {message['id']}): {listed}. download-attachments saves them.]"
+    message["content"].append({"type": "text", "text": note, "note": "attachments"})
 
 
-def run_agent_cell(agent: Agent, line: str, cell: str | None) -> Any:
+def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0) -> Any:
     from ..runtime import messages
     from .turnview import TurnView
 
     options = parse_agent_line(line)
     text = (cell or "").strip()
-    if not text and not options["attach"]:
+    files = _read_attachments(options["attach"]) + STAGED.get(shell_key, [])
+    if not text and not files:
         raise UsageError(f"write the message to the agent in the cell body; usage: {AGENT_USAGE}")
     if options.get("session"):
         agent.use_session(options["session"])
     show_background(agent)
     message = messages.user_message(text)
-    _attachments(agent, agent.session.id, message, options["attach"])
+    _store_attachments(agent, agent.session.id, message, files)
+    STAGED.pop(shell_key, None)  # sent with this message; the next one starts empty
     turn_options = {k: options[k] for k in ("model", "provider") if k in options}
     view = TurnView(agent)
     view.run(message, **turn_options)
+
+
+def attach_widget(shell_key: int) -> Any:
+    """`%cireil attach`: an upload button; what it takes goes with the next %%cireil_agent message."""
+    import ipywidgets as widgets
+
+    upload = widgets.FileUpload(multiple=True, description="Attach files")
+    status = widgets.HTML()
+
+    def staged_text() -> str:
+        files = STAGED.get(shell_key, [])
+        if not files:
+            return "<i>nothing attached yet: the files you choose go with your next %%cireil_agent message</i>"
+        names = ", ".join(f"{html.escape(f.name)} ({len(f.data):,} bytes)" for f in files)
+        return f"📎 for the next message: {names}"
+
+    def take(change: dict) -> None:
+        for item in change["new"]:
+            data = bytes(item["content"])
+            if len(data) > ATTACH_LIMIT:
+                status.value = f"⚠ {html.escape(item['name'])} is over the {ATTACH_LIMIT // 2**20} MiB limit"
+                return
+            name = item["name"].replace("\\", "/").rsplit("/", 1)[-1]
+            STAGED.setdefault(shell_key, []).append(Staged(name, item.get("type") or _media_type(name), data))
+        status.value = staged_text()
+
+    upload.observe(take, names="value")
+    status.value = staged_text()
+    return widgets.VBox([upload, status])
 
 
 def show_background(agent: Agent) -> None:

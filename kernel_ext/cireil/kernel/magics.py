@@ -35,6 +35,7 @@ HELP = [
     ("prompt [--session NAME]", "the next model request: system prompt, messages, tool schemas, body"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("sessions", "the agent's persisted sessions, most recently active first"),
+    ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("help", "this list"),
 ]
 HELP_FOOTER = [
@@ -70,6 +71,7 @@ class CireilMagics:
             "session": self.session,
             "sessions": self.sessions,
             "prompt": self.prompt,
+            "attach": self.attach,
             "help": self.help,
         }
 
@@ -103,6 +105,9 @@ class CireilMagics:
             self.tool_magics.sync_quietly()
 
     def close(self) -> None:
+        from .agentmagics import STAGED
+
+        STAGED.pop(id(self.shell), None)
         self.tool_magics.clear()
         if self.agent is not None:
             self.agent.close()
@@ -204,13 +209,20 @@ class CireilMagics:
 
         show_prompt(self._fresh_agent(), args)
 
+    def attach(self, args: list[str]) -> None:
+        _no_args(args, "attach")
+        self.require_agent()
+        from .agentmagics import attach_widget
+
+        display(attach_widget(id(self.shell)))
+
     def agent_cell(self, line: str, cell: str | None = None) -> None:
         """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""
         from .agentmagics import run_agent_cell
 
         agent = self.require_agent()
         try:
-            run_agent_cell(agent, line, cell)
+            run_agent_cell(agent, line, cell, id(self.shell))
         except CireilError as exc:
             raise UsageError(str(exc)) from None
         finally:

@@ -52,7 +52,9 @@ def _reactions(reactions: list[str]) -> str:
 
 
 def user_bubble(message: dict, *, label: str = "you") -> tuple[str, str]:
-    text = "\n".join(p.get("text", "") for p in message.get("content", ()) if p.get("type") == "text")
+    # the runtime's note listing the attachments is for the model; the person sees the 📎 line instead
+    parts = message.get("content", ())
+    text = "\n".join(p.get("text", "") for p in parts if p.get("type") == "text" and not p.get("note"))
     files = [a.get("filename", "?") for a in message.get("attachments", ())]
     extra = ""
     if files:
