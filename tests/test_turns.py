@@ -470,3 +470,12 @@ def test_respond_attachments_must_exist(agent, llm):
     assert outcome.ended == "respond"
     sent = [e for e in events if e["type"] == "respond"]
     assert [e["attachments"] for e in sent] == [["/workspace/notes.md"]]
+
+
+def test_an_edit_of_engine_toml_applies_to_the_next_turn(agent, llm):
+    llm.script(reply.tool_calls(("respond", {"content": "one"})), reply.tool_calls(("respond", {"content": "two"})))
+    agent.turn("first")
+    engine = agent.directory / "config" / "engine.toml"
+    engine.write_text(engine.read_text().replace('"sk-test"', '"sk-rotated"'))
+    agent.turn("second")
+    assert [r.headers["authorization"] for r in llm.requests] == ["Bearer sk-test", "Bearer sk-rotated"]

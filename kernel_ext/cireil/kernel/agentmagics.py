@@ -174,10 +174,7 @@ def show_prompt(agent: Agent, args: list[str]) -> None:
         if not value:
             raise UsageError(f"{word} needs a value")
         options[word[2:]] = value
-    session = options.pop("session", None)
-    if session is not None and ":" not in session:
-        session = f"notebook:{session}"
-    display(PromptView(agent.prompt(session=session, **options)))
+    display(PromptView(agent.prompt(**options)))
 
 
 def show_sessions(agent: Agent, args: list[str]) -> None:

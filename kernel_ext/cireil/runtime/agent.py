@@ -430,7 +430,7 @@ class Agent:
         return ToolContext(
             agent_dir=self.directory,
             slug=self.slug,
-            paths=SandboxPaths(self.directory, snapshot.sandbox.mounts),
+            paths=self.sandbox_paths(),
             sandbox=snapshot.sandbox,
             tools_config=snapshot.tools_config,
             session=session,
@@ -477,7 +477,7 @@ class Agent:
         """The opened files and pinned sections exactly as the next model call would show them (§7.2)."""
         from .context import opened_files_context
 
-        return opened_files_context(self.session, SandboxPaths(self.directory, self._snapshot.sandbox.mounts))
+        return opened_files_context(self.session, self.sandbox_paths())
 
     # -- sessions -----------------------------------------------------------------------------------
     def session_for(self, session_id: str) -> Session:
@@ -493,14 +493,18 @@ class Agent:
             self._sessions[session_id] = found
         return found
 
+    @staticmethod
+    def session_id(name: str) -> str:
+        """A session id from what a person types: a bare name means `notebook:NAME`."""
+        return name if ":" in name or name == "tui" else f"notebook:{name}"
+
     def use_session(self, name: str) -> Session:
-        """Make NAME the session calls and turns use; a bare name means `notebook:NAME`."""
-        session_id = name if ":" in name or name == "tui" else f"notebook:{name}"
-        self.session = self.session_for(session_id)
+        """Make NAME the session calls and turns use."""
+        self.session = self.session_for(self.session_id(name))
         return self.session
 
     def sessions(self, **filters: Any) -> list[dict]:
-        """Persisted sessions, most recently active first (list-sessions' view, incl. scheduled ones)."""
+        """Persisted sessions, most recently active first, as list-sessions sees them (scheduled ones left out)."""
         if self.store is None:
             return []
         return self.store.list_sessions(**{"limit": 30, **filters})
@@ -529,7 +533,7 @@ class Agent:
 
         if self.closed:
             raise RuntimeError("this agent has been closed; load it again")
-        target = self.session_for(session) if session else self.session
+        target = self.session_for(self.session_id(session)) if session else self.session
         user = messages.user_message(message) if isinstance(message, str) else message
         return self.engine.run_turn(target, user, on_event=on_event or (lambda event: None), **options)
 
@@ -554,7 +558,7 @@ class Agent:
 
     def prompt(self, *, session: str | None = None, **options: Any) -> PreparedRequest:
         """Exactly what the next model request would send: system prompt, messages, tool schemas."""
-        target = self.session_for(session) if session else self.session
+        target = self.session_for(self.session_id(session)) if session else self.session
         return self.engine.preview(target, **options)
 
     def close(self) -> None:

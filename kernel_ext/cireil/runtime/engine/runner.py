@@ -8,7 +8,6 @@ Provider clients are kept between turns (their connections too) and closed with 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -78,10 +77,17 @@ class Engine:
         return chosen, model_name, chosen.model_config(model_name), notices
 
     def client(self, provider: ProviderConfig, model: str) -> OpenAIProvider:
+        """The provider client of this model, kept between turns (its connections too); an edit of the
+        provider's settings in engine.toml gets a fresh one, and the old one's connections are closed."""
         from .provider import OpenAIProvider
 
-        key = (provider.name, model, hashlib.sha1(repr(provider).encode()).hexdigest())
+        key = (provider.name, model)
         found = self._clients.get(key)
+        if found is not None and found.provider != provider:
+            closing = asyncio.ensure_future(found.aclose())  # called on the runtime loop, by run_turn
+            self._tasks.add(closing)
+            closing.add_done_callback(self._tasks.discard)
+            found = None
         if found is None:
             found = self._clients[key] = OpenAIProvider(provider, model)
         return found
@@ -113,12 +119,13 @@ class Engine:
         )
         if close_missing:  # a real model call: pruning moved the cursor (a preview changes nothing)
             session.cursor = assembled.cursor
-        schemas = [t.as_dict() for name, t in tools.items() if name not in disabled]
         request = ModelRequest(
             system=assembled.system,
             messages=assembled.messages,
             tools=[
-                {"name": s["name"], "description": s["description"], "parameters": s["parameters"]} for s in schemas
+                {"name": t.name, "description": t.description, "parameters": t.parameters}
+                for name, t in tools.items()
+                if name not in disabled
             ],
             session_id=session.id,
             model=model,
