@@ -479,3 +479,18 @@ def test_an_edit_of_engine_toml_applies_to_the_next_turn(agent, llm):
     engine.write_text(engine.read_text().replace('"sk-test"', '"sk-rotated"'))
     agent.turn("second")
     assert [r.headers["authorization"] for r in llm.requests] == ["Bearer sk-test", "Bearer sk-rotated"]
+
+
+def test_an_unset_key_variable_fails_the_turn_before_anything_is_kept(tmp_path, llm, monkeypatch):
+    monkeypatch.delenv("CIREIL_TEST_KEY", raising=False)
+    agent = cireil.load(turn_agent(tmp_path, llm.base_url, keys='{ env = "CIREIL_TEST_KEY" }'))
+    try:
+        with pytest.raises(cireil.CireilError, match=r"config/engine.toml:3: apiKey names .*CIREIL_TEST_KEY"):
+            agent.turn("hi")
+        assert agent.session.history == [] and llm.requests == []
+        monkeypatch.setenv("CIREIL_TEST_KEY", "sk-from-env")
+        llm.script(reply.tool_calls(("respond", {"content": "ok"})))
+        agent.turn("hi")
+        assert llm.requests[0].headers["authorization"] == "Bearer sk-from-env"
+    finally:
+        agent.close()

@@ -155,6 +155,8 @@ class Engine:
         async with self._lock:
             notices = self.agent.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
+            if chosen.api_keys:  # an unset key variable fails here, before the message is committed
+                chosen.api_keys[0].resolve()
             turn = Turn(
                 self.agent,
                 session,
