@@ -120,10 +120,11 @@ def test_read_session_renders_parts(h):
         system_message("not shown"),
     )
     result = h.run("read-session", {"id": "notebook:main", "order": "asc"})
+    ids = [m["id"] for m in h.session.history[:2]]
     assert result == {
         "id": "notebook:main",
         "messages": [
-            {"content": "hello", "role": "user", "timestamp": "2026-05-01 12:00:00 +02:00"},
+            {"content": "hello", "id": ids[0], "role": "user", "timestamp": "2026-05-01 12:00:00 +02:00"},
             {
                 "content": "\n".join(
                     [
@@ -136,6 +137,7 @@ def test_read_session_renders_parts(h):
                         "[video]",
                     ]
                 ),
+                "id": ids[1],
                 "role": "assistant",
                 "timestamp": "2026-05-01 12:00:05 +02:00",
             },

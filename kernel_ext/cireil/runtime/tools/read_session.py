@@ -28,7 +28,9 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     offset, limit = int(args["offset"]), int(args["limit"])
     out = []
     for message in messages[offset : offset + limit]:
-        item = {"content": message_text(message), "role": message["role"]}
+        # the id is more than the reference returns: in a notebook it is how the agent names messages to
+        # prune-boundaries, read-history and react (Discord messages carry theirs in the text instead)
+        item = {"content": message_text(message), "id": message["id"], "role": message["role"]}
         stamp = absolute_time(message.get("timestamp"))
         if stamp:
             item["timestamp"] = stamp
@@ -40,7 +42,8 @@ TOOL = Tool(
     name="read-session",
     description=(
         "Read the user and assistant messages of a persisted session (any session of this agent, scheduled "
-        "ones included). Newest first by default; use offset and limit to page, since to skip older messages."
+        "ones included), each with its id. Newest first by default; use offset and limit to page, since to skip "
+        "older messages."
     ),
     params=Params(
         id=String(min_length=1, description="Session id, as list-sessions shows it"),
