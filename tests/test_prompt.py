@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -13,6 +12,7 @@ import pytest
 from cireil.runtime import messages as m
 from cireil.runtime import scaffold
 from cireil.runtime.engine.assemble import assemble
+from cireil.runtime.engine.config import ModelConfig as Model  # what a turn passes
 from cireil.runtime.engine.history import TokenCache, estimate_system, estimate_tokens
 from cireil.runtime.engine.prompt import (
     PRUNE_WARNED_KEY,
@@ -224,16 +224,6 @@ def test_prune_warning_text() -> None:
 
 
 # -- assembly -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Model:
-    context_window: int | None = None
-    context_budget: float = 0.6
-    context_hard_budget: float = 0.85
-    max_images_per_request: int | None = None
-    supports_vision: bool = True
-    supports_video: bool = False
 
 
 def _assemble(agent: Path, session: Session, model: Model, **kw):
