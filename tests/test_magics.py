@@ -556,3 +556,17 @@ def test_files_uploaded_with_attach_go_with_the_next_agent_message(shell, tmp_pa
         run(shell, "%%cireil_agent\nand nothing attached now")
         last_user = [m for m in agent.session.history if m["role"] == "user"][-1]
         assert last_user["content"][0]["text"] == "and nothing attached now" and "attachments" not in last_user
+
+
+def test_agent_and_prompt_options_take_both_forms_and_name_their_usage(shell, agent_dir):
+    from cireil.kernel.agentmagics import parse_agent_line
+
+    assert parse_agent_line("--session=a --attach x --attach=y --model m") == {
+        "attach": ["x", "y"],
+        "session": "a",
+        "model": "m",
+    }
+    loaded(shell, agent_dir)
+    assert "usage: %cireil prompt [--session NAME]" in usage_error(shell, "%cireil prompt --bogus 1")
+    assert "--model needs a value; usage: %cireil prompt" in usage_error(shell, "%cireil prompt --model")
+    assert "usage: %%cireil_agent" in usage_error(shell, "%%cireil_agent --session\nhi")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import mimetypes
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,26 +25,33 @@ if TYPE_CHECKING:
     from ..runtime.agent import Agent
 
 AGENT_MAGIC = "cireil_agent"
+PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME]"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
 
 
-def parse_agent_line(line: str) -> dict[str, Any]:
-    options: dict[str, Any] = {"attach": []}
-    words = iter(t.text for t in tokenize(line))
+def parse_options(words: Iterable[str], names: tuple[str, ...], usage: str, *, repeated: str = "") -> dict[str, Any]:
+    """`--name VALUE` or `--name=VALUE` words into {name: value}; the `repeated` option collects a list."""
+    options: dict[str, Any] = {repeated: []} if repeated else {}
+    words = iter(words)
     for word in words:
         name, eq, value = word.partition("=")
-        if name not in ("--session", "--attach", "--model", "--provider"):
-            raise UsageError(f"unknown option {word!r}; usage: {AGENT_USAGE}")
+        if not name.startswith("--") or name[2:] not in names:
+            raise UsageError(f"unknown option {word!r}; usage: {usage}")
         if not eq:
             value = next(words, "")
         if not value or value.startswith("--"):
-            raise UsageError(f"{name} needs a value; usage: {AGENT_USAGE}")
-        if name == "--attach":
-            options["attach"].append(value)
+            raise UsageError(f"{name} needs a value; usage: {usage}")
+        if name[2:] == repeated:
+            options[repeated].append(value)
         else:
             options[name[2:]] = value
     return options
+
+
+def parse_agent_line(line: str) -> dict[str, Any]:
+    words = (t.text for t in tokenize(line))
+    return parse_options(words, ("session", "attach", "model", "provider"), AGENT_USAGE, repeated="attach")
 
 
 @dataclass
@@ -159,21 +167,13 @@ def show_background(agent: Agent) -> None:
             pair = chat.notice_line(event["text"])
         else:
             continue
-        display({"text/plain": pair[0], "text/html": pair[1]}, raw=True)
+        display(chat.as_bundle(pair), raw=True)
 
 
 def show_prompt(agent: Agent, args: list[str]) -> None:
     from ..render.prompt import PromptView
 
-    options: dict[str, str] = {}
-    words = iter(args)
-    for word in words:
-        if word not in ("--session", "--model", "--provider"):
-            raise UsageError("usage: %cireil prompt [--session NAME] [--model MODEL] [--provider NAME]")
-        value = next(words, "")
-        if not value:
-            raise UsageError(f"{word} needs a value")
-        options[word[2:]] = value
+    options = parse_options(args, ("session", "model", "provider"), PROMPT_USAGE)
     display(PromptView(agent.prompt(**options)))
 
 

@@ -26,10 +26,6 @@ if TYPE_CHECKING:
 _STREAM_INTERVAL_S = 0.1
 
 
-def _bundle(pair: tuple[str, str]) -> dict[str, str]:
-    return {"text/plain": pair[0], "text/html": pair[1]}
-
-
 class TurnView:
     """Draws one turn's events; `run()` starts the turn and draws until it ends."""
 
@@ -44,7 +40,7 @@ class TurnView:
         self.started = time.perf_counter()
 
     def _show(self, pair: tuple[str, str], *, handle: bool = False) -> Any:
-        return display(_bundle(pair), raw=True, display_id=True if handle else None)
+        return display(chat.as_bundle(pair), raw=True, display_id=True if handle else None)
 
     def _host(self, path: str) -> Path | None:
         try:
@@ -79,7 +75,7 @@ class TurnView:
             self._user.setdefault("reactions", [])
             if event["emoji"] not in self._user["reactions"]:
                 self._user["reactions"].append(event["emoji"])
-            self._user_handle.update(_bundle(chat.user_bubble(self._user)), raw=True)
+            self._user_handle.update(chat.as_bundle(chat.user_bubble(self._user)), raw=True)
 
     def _stream(self, event: dict) -> None:
         if event.get("kind") != "toolCall" or event.get("name") != "respond":
@@ -98,7 +94,7 @@ class TurnView:
         if handle is None:
             handle = self._show(pair, handle=True)
         else:
-            handle.update(_bundle(pair), raw=True)
+            handle.update(chat.as_bundle(pair), raw=True)
         self._streams[key] = (handle, now)
         if event.get("id"):
             self._respond_handles[event["id"]] = handle
@@ -116,7 +112,7 @@ class TurnView:
             if handle is None:
                 handle = next((h for k, (h, _) in self._streams.items() if k[0] == event["step"]), None)
             if handle is not None:
-                handle.update(_bundle(pair), raw=True)
+                handle.update(chat.as_bundle(pair), raw=True)
                 self._streams = {k: v for k, v in self._streams.items() if v[0] is not handle}
             else:
                 self._show(pair)

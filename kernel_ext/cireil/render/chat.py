@@ -26,6 +26,11 @@ def _markdown() -> Any:
     return MarkdownIt("js-default")
 
 
+def as_bundle(pair: tuple[str, str]) -> dict[str, str]:
+    """A (text, html) pair of this module as a MIME bundle to display."""
+    return {"text/plain": pair[0], "text/html": pair[1]}
+
+
 def markdown_html(text: str) -> str:
     return _markdown().render(text)
 

@@ -86,11 +86,8 @@ class Scheduler:
         target = job.get("target") or "last"
         try:
             if target == "last":
-                recent = engine.agent.store.list_sessions(limit=1, order="desc")
-                if not recent:
-                    return False
-                target = recent[0]["id"]
-            if not engine.agent.store.exists(target):
+                target = engine.agent.store.last_active()
+            if target is None or not engine.agent.store.exists(target):
                 return False
             engine.deliver(target, text, source=f"cron:{engine.agent.slug}:{job['id']}")
         except Exception:

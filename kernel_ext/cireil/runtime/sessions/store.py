@@ -426,6 +426,11 @@ class SessionStore:
                 )
         return out
 
+    def last_active(self) -> str | None:
+        """The id of the most recently active session (channel "last"), as list-sessions orders them."""
+        recent = self.list_sessions(limit=1, order="desc")
+        return recent[0]["id"] if recent else None
+
     def query(
         self,
         query: str,

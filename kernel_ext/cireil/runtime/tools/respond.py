@@ -20,10 +20,10 @@ def resolve_channel(channel: str, ctx: ToolContext) -> str:
         raise ToolError(f"session not found: {channel}", hint="Outside an agent turn only channel 'current' exists.")
     store = conversation.store
     if channel == "last":
-        recent = store.list_sessions(limit=1, order="desc")
-        if not recent:
+        last = store.last_active()
+        if last is None:
             raise ToolError("no active sessions found")
-        return recent[0]["id"]
+        return last
     if channel == "owner":
         raise ToolError(
             "ownerId not configured", hint="A notebook has no owner channel; use 'current' or a session id."
