@@ -198,7 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
         "arguments", metavar="JSON", nargs="?", help="the arguments as a JSON object, or - to read them from stdin"
     )
 
-    p = command("migrate", cmd_migrate, "update config/tools.toml (str-replace -> edit), keeping a backup")
+    p = command(
+        "migrate",
+        cmd_migrate,
+        "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups",
+    )
     p.add_argument("dir", metavar="DIR")
     return parser
 
