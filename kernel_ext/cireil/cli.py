@@ -52,13 +52,16 @@ def _dump(data: Any) -> str:
 def cmd_init(args: argparse.Namespace) -> int:
     from .runtime.scaffold import DirectoryNotEmptyError, init
 
+    notes: list[str] = []
     try:
-        path = init(args.dir)
+        path = init(args.dir, notes=notes)
     except DirectoryNotEmptyError as exc:
         raise UsageFailure(str(exc)) from None
     except OSError as exc:
         raise UsageFailure(f"cannot create {args.dir}: {exc.strerror or exc}") from None
     _say(f"created agent '{path.name}' in {path}")
+    for note in notes:
+        _say(note)
     example = '{"path": "/workspace"}'
     _say("next steps:")
     _say(f"  cireil dry-run {args.dir}")
