@@ -116,8 +116,7 @@ def test_a_discord_toml_the_original_refuses(agent: Path, content: str, expected
 def test_tools_toml_entries_the_original_refuses(agent: Path) -> None:
     tools = agent / "config" / "tools.toml"
     text = tools.read_text()
-    head, _, _ = text.rpartition("[exec]")
-    tools.write_text(head + "invoke = true\nexec = true\n")
+    tools.write_text(text.replace("exec = { enabled = true, timeout = 60000 }", "invoke = true\nexec = true"))
     lines = tools.read_text().splitlines()
     found = warnings(agent)
     assert found == [
@@ -152,3 +151,26 @@ def test_magic_dry_run_shows_the_warnings(shell, root: Path) -> None:  # noqa: F
     text = bundle["text/plain"]
     assert "config/channels/discord.toml: warning: missing" in text
     assert f"{root / 'config' / 'migrations.json'}: warning: missing" in text
+
+
+def test_cli_dry_run_on_the_root_checks_every_agent_and_says_root_problems_once(root: Path, agent: Path) -> None:
+    init(root / "agents" / "second")
+    (root / "agents" / "second" / "config" / "channels").mkdir()
+    (root / "agents" / "second" / "config" / "channels" / "discord.toml").write_text(DISCORD)
+    (root / "config" / "migrations.json").unlink()
+    proc = subprocess.run([CIREIL, "dry-run", str(root)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "agents/second: valid agent (20 enabled tools)",
+        "agents/wren: valid agent (20 enabled tools)",
+    ]
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"{root / 'config' / 'migrations.json'}: warning: missing")
+    (root / "agents" / "second" / "config" / "channels" / "discord.toml").unlink()
+    (root / "agents" / "second" / "config" / "engine.toml").write_text("[x]\n")
+    proc = subprocess.run([CIREIL, "dry-run", str(root)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    err = proc.stderr.splitlines()
+    assert "agents/second/config/engine.toml:1: x.apiBase is required" in err
+    assert any(e.startswith("agents/second/config/channels/discord.toml: warning: missing") for e in err)
+    assert "agents/second: invalid agent (3 errors)" in proc.stdout.splitlines()
