@@ -69,7 +69,11 @@ def compatibility_warnings(layout: AgentLayout) -> list[ConfigIssue]:
         return []
     out = _migrations_warnings(root)
     out += _agent_warnings(layout.directory)
-    for other in sorted((root / "agents").iterdir()):
+    try:
+        others = sorted((root / "agents").iterdir())
+    except OSError as exc:
+        return [*out, _root_issue(root, "agents", f"cannot be listed ({exc.strerror or exc}): the original reads it")]
+    for other in others:
         if other.is_dir() and other != layout.directory and not (other / DISCORD_FILE).is_file():
             out.append(
                 _root_issue(
@@ -135,7 +139,7 @@ def _migrations_warnings(root: Path) -> list[ConfigIssue]:
 def _agent_warnings(agent: Path) -> list[ConfigIssue]:
     out: list[ConfigIssue] = []
     discord = agent / DISCORD_FILE
-    if not discord.is_file():
+    if not discord.exists():
         out.append(
             ConfigIssue(
                 DISCORD_FILE,
