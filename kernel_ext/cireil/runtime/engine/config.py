@@ -195,7 +195,7 @@ class EngineConfig:
         if not (model or selected_model) and chosen is not default and model_name != chosen.default_model:
             notices.append(
                 f"model '{model_name}' is the default provider's defaultModel, as the original picks it when no "
-                f"model is chosen; pass --model {chosen.default_model} for '{chosen.name}''s own default"
+                f"model is chosen; pass --model {chosen.default_model} for the default of '{chosen.name}'"
             )
         cfg = chosen.models.get(model_name) or default.models.get(default.default_model) or ModelConfig()
         return Choice(chosen, model_name, cfg, notices)
