@@ -339,6 +339,11 @@ def test_tools_and_engine_migrate_together(tmp_path: Path) -> None:
             "config/engine.toml:1: 'a' is both a top-level key and a provider in [providers.a]",
         ),
         ("[providers.a\n", "config/engine.toml:1: invalid TOML"),
+        (
+            'providers.a.apiBase = "http://h"\nproviders.a.defaultModel = "m"\n',
+            "config/engine.toml:1: cireil cannot rewrite this layout automatically; move each [providers.<name>] "
+            "table to [<name>] by hand",
+        ),
     ],
 )
 def test_an_engine_toml_that_cannot_be_migrated_leaves_both_files_alone(
@@ -360,3 +365,14 @@ def test_cli_migrate_rewrites_engine_toml(tmp_path: Path, capsys: pytest.Capture
     assert out[0] == "config/tools.toml: nothing to migrate"
     assert out[1] == "config/engine.toml: moved [providers.openai] to [openai] (line 4)"
     assert out[-1].startswith("backup of the original: ") and "engine.toml." in out[-1]
+
+
+def test_an_inline_providers_table_is_migrated_too(tmp_path: Path) -> None:
+    old = '# top\n[providers]\n# inside\nlocal = { apiBase = "http://127.0.0.1:1/v1", defaultModel = "m" }  # tail\n'
+    agent = engine_agent(tmp_path, old)
+    migrate(agent)
+    assert engine_text(agent) == (
+        '# top\n# inside\nlocal = { apiBase = "http://127.0.0.1:1/v1", defaultModel = "m", isGlobalDefault = true }'
+        "  # tail\n"
+    )
+    assert cireil.dry_run(agent).ok

@@ -147,14 +147,30 @@ def _plan_engine(agent_dir: Path) -> _Pending | None:
     _, source, document = _parse(ENGINE_FILE, original)
     if not is_old_layout(source.data):
         return None
-    document, changes = _providers_to_top_level(document, source)
-    new_text = tomlkit.dumps(document)
+    first = min(line for key, line in source.lines.items() if key[:1] == ("providers",))
+    by_hand = "move each [providers.<name>] table to [<name>] by hand"
     try:
-        TomlSource.parse(ENGINE_FILE, new_text)
-    except TomlSyntaxError as exc:  # never replace the user's file with one that does not parse
+        document, changes = _providers_to_top_level(document, source)
+        new_text = tomlkit.dumps(document)
+    except (AttributeError, TypeError, KeyError, tomlkit.exceptions.TOMLKitError):
+        # a layout tomlkit keeps in another shape (dotted keys such as providers.local.apiBase = ...)
         raise ConfigError(
-            [ConfigIssue(ENGINE_FILE, source.line_of("providers"), f"cannot rewrite this file safely: {exc}")]
+            [ConfigIssue(ENGINE_FILE, first, f"cireil cannot rewrite this layout automatically; {by_hand}")]
         ) from None
+    # The rewrite must mean exactly the old file, one level up: anything else is refused, not written.
+    expected = {k: v for k, v in source.data.items() if k != "providers"}
+    expected.update(source.data["providers"])
+    if not any(entry.get("isGlobalDefault") is True for entry in source.data["providers"].values()):
+        only = next(iter(source.data["providers"]))
+        expected[only] = {**expected[only], "isGlobalDefault": True}
+    try:
+        rewritten = TomlSource.parse(ENGINE_FILE, new_text).data
+    except TomlSyntaxError as exc:
+        rewritten = {"": str(exc)}
+    if rewritten != expected:
+        raise ConfigError(
+            [ConfigIssue(ENGINE_FILE, first, f"cireil cannot rewrite this layout automatically; {by_hand}")]
+        )
     return _Pending(ENGINE_FILE, path, original, new_text, changes)
 
 
