@@ -546,6 +546,7 @@ def test_header_lists_go_as_one_line_each_and_override_case_insensitively(llm):
     text = (
         f'[local]\napiBase = "{llm.base_url}"\ndefaultModel = "test-model"\nisGlobalDefault = true\n'
         '[local.customHeaders]\nX-Trace = ["a", "b"]\nhttp-referer = "https://example.org"\nX-Team = "garden"\n'
+        'Authorization = "Bearer from-header"\ncontent-type = "text/plain"\n'
     )
     engine, issues = parse_engine_config(TomlSource.parse(ENGINE_FILE, text))
     assert issues == []
@@ -554,6 +555,8 @@ def test_header_lists_go_as_one_line_each_and_override_case_insensitively(llm):
     assert [v for k, v in lines if k == "x-trace"] == ["a", "b"]
     assert [v for k, v in lines if k == "http-referer"] == ["https://example.org"]
     assert [v for k, v in lines if k == "x-team"] == ["garden"]
+    assert [v for k, v in lines if k == "authorization"] == ["Bearer from-header"]  # custom headers win
+    assert [v for k, v in lines if k == "content-type"] == ["application/json"]  # except over the body's type
 
 
 def test_keys_are_taken_round_robin_per_request(llm):

@@ -404,10 +404,12 @@ class OpenAIProvider:
     def _headers(self, key: str) -> list[tuple[str, str]]:
         """Built-in headers, then customHeaders, which replace a built-in of the same name; a list value
         is sent as one header line per element (upstream-formats.md §2.6)."""
-        custom = self.provider.custom_headers
+        # Content-Type stays: the body is JSON whatever the table says (the original's SDK sets it last too)
+        custom = {n: v for n, v in self.provider.custom_headers.items() if n.lower() != "content-type"}
         overridden = {name.lower() for name in custom}
-        builtin = {"Content-Type": "application/json", "Authorization": f"Bearer {key}", **BASE_HEADERS}
-        out = [(name, value) for name, value in builtin.items() if name.lower() not in overridden]
+        builtin = {"Authorization": f"Bearer {key}", **BASE_HEADERS}
+        out = [("Content-Type", "application/json")]
+        out += [(name, value) for name, value in builtin.items() if name.lower() not in overridden]
         for name, value in custom.items():
             out += [(name, v) for v in value] if isinstance(value, list) else [(name, value)]
         return out
