@@ -28,7 +28,7 @@ from cireil.runtime.scaffold import init
 from cireil.scripted_llm import ScriptedLLM, reply
 
 ENGINE = """\
-[providers.local]
+[local]
 apiBase = "{base}"
 defaultModel = "scripted"
 isGlobalDefault = true

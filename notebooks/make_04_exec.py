@@ -91,14 +91,14 @@ CELLS = [
     ),
     md(
         "## 3. Hit a timeout\n\n"
-        "The timeout comes from `config/tools.toml` (`[exec] timeout`, in milliseconds, 60 s by default). Edits\n"
+        "The timeout comes from `config/tools.toml` (exec's `timeout`, in milliseconds, 60 s by default). Edits\n"
         "to that file apply at the next call. Here it goes down to 2 s, and a command sleeps for 30: it is\n"
         "killed at the deadline, and the result is a failure that keeps what the command printed before."
     ),
     code(
         'tools_toml = agent.directory / "config" / "tools.toml"\n'
         "text = tools_toml.read_text()\n"
-        'tools_toml.write_text(text.replace("exec = true", "[exec]\\nenabled = true\\ntimeout = 2000"))\n'
+        'tools_toml.write_text(text.replace("timeout = 60000", "timeout = 2000"))\n'
         'print(tools_toml.read_text().split("exec runs commands")[1])'
     ),
     code("%cireil_exec python3 -c \"import time; print('started', flush=True); time.sleep(30)\""),

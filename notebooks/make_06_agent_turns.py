@@ -36,7 +36,7 @@ CELLS = [
         "agent = cireil.current_agent()\n"
         'engine_toml = agent.directory / "config" / "engine.toml"\n'
         "engine_toml.write_text(f'''\n"
-        "[providers.local]\n"
+        "[local]\n"
         'apiBase = \\"{llm.base_url}\\"\n'
         'defaultModel = \\"wren-scripted\\"\n'
         "isGlobalDefault = true\n"
@@ -114,19 +114,23 @@ CELLS = [
     md(
         "## 6. Pointing the agent at a real model\n\n"
         "Any OpenAI-compatible chat-completions endpoint works (OpenAI, OpenRouter, a local llama.cpp, vLLM or\n"
-        "Ollama server). Edit the agent's `config/engine.toml` — the demo agent ships with this one:\n\n"
+        "Ollama server). Edit the agent's `config/engine.toml` — the demo agent ships with this one, its key a\n"
+        "placeholder:\n\n"
         "```toml\n"
-        "[providers.openai]\n"
+        "[default]                             # every top-level table is a provider\n"
+        'kind = "openai"\n'
         'apiBase = "https://api.openai.com/v1"\n'
-        'apiKey = { env = "OPENAI_API_KEY" }   # read from the environment at turn time; no secret in the file\n'
+        'apiKey = "sk-..."                     # or a list of keys, taken in turn\n'
         'defaultModel = "gpt-4o-mini"\n'
-        "isGlobalDefault = true\n\n"
-        '[providers.openai.models."gpt-4o-mini"]\n'
+        "isGlobalDefault = true                # exactly one provider is the default\n\n"
+        '[default.models."gpt-4o-mini"]\n'
         "contextWindow = 128000                # enables budget-based pruning of old turns\n"
         "```\n\n"
-        "`apiKey` may also be a list (the next key is used when one is rate limited). `%cireil dry-run` checks\n"
-        "the file, and each turn re-reads it, so an edit applies to the next message. Replies stream: a long\n"
-        "`respond` appears while the model is still writing it."
+        "This is the original CireilClaw's own format, so the agent runs there too. To keep the secret out of\n"
+        'the file, cireil also accepts `apiKey = { env = "OPENAI_API_KEY" }` (read from the kernel\'s environment\n'
+        "at turn time), but the original does not read that form. With several keys, a rate-limited one is set\n"
+        "aside for 30 minutes. `%cireil dry-run` checks the file, and each turn re-reads it, so an edit applies\n"
+        "to the next message. Replies stream: a long `respond` appears while the model is still writing it."
     ),
     code("%cireil dry-run"),
     code("llm.stop()"),

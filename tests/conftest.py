@@ -27,7 +27,7 @@ def make_agent(root: Path, tools_toml: str = MINIMAL_TOOLS, *, name: str = "test
     (agent / "config" / "tools.toml").write_text(tools_toml)
     # agent turns need a provider; tool tests never reach it (tests/turnkit.py points one at a live server)
     (agent / "config" / "engine.toml").write_text(
-        '[providers.none]\napiBase = "http://127.0.0.1:9/v1"\ndefaultModel = "unused"\n'
+        '[none]\napiBase = "http://127.0.0.1:9/v1"\ndefaultModel = "unused"\nisGlobalDefault = true\n'
     )
     (agent / "core.md").write_text("You are a test agent.\n")
     for block in ("soul", "identity", "person", "long-term", "style-notes"):

@@ -1,4 +1,5 @@
-"""`cireil migrate`: str-replace -> edit, keeping every other byte of tools.toml and a backup of the original."""
+"""`cireil migrate`: str-replace -> edit in tools.toml, [providers.<name>] -> [<name>] in engine.toml; every other
+byte kept, a backup of the original first, nothing written when anything fails."""
 
 from __future__ import annotations
 
@@ -54,9 +55,9 @@ def test_str_replace_becomes_edit_in_place_and_nothing_else_changes(tmp_path: Pa
     agent = agent_with(tmp_path, ORIGINAL)
     result = migrate(agent)
     assert tools_text(agent) == ORIGINAL.replace("str-replace = true", "edit = true")
-    assert result.changed
-    assert result.changes == ("replaced 'str-replace = true' with 'edit = true' (line 6)",)
-    assert result.file == agent / "config" / "tools.toml"
+    assert result.tools.changed
+    assert result.tools.changes == ("replaced 'str-replace = true' with 'edit = true' (line 6)",)
+    assert result.tools.file == agent / "config" / "tools.toml"
 
 
 @pytest.mark.parametrize(
@@ -94,7 +95,7 @@ def test_an_existing_edit_line_keeps_its_place_when_str_replace_comes_first(tmp_
     agent = agent_with(tmp_path, before)
     result = migrate(agent)
     assert tools_text(agent) == "read = false\nedit = true # new\n"
-    assert result.changes == (
+    assert result.tools.changes == (
         "removed 'str-replace = true' (line 1)",
         "set 'edit = true' (was false)",
     )
@@ -116,7 +117,7 @@ def test_backup_holds_the_original_bytes(tmp_path: Path) -> None:
     agent = agent_with(tmp_path, ORIGINAL)
     result = migrate(agent)
     (backup,) = backups(agent)
-    assert result.backup == backup
+    assert result.tools.backup == backup
     assert BACKUP_NAME.fullmatch(backup.name)
     assert backup.read_bytes() == ORIGINAL.encode()
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
@@ -129,9 +130,9 @@ def test_second_run_has_nothing_to_do_and_writes_nothing(tmp_path: Path) -> None
     after_first = tools_text(agent)
     mtime = (agent / "config" / "tools.toml").stat().st_mtime_ns
     result = migrate(agent)
-    assert not result.changed
-    assert result.backup is None
-    assert str(result) == "config/tools.toml: nothing to migrate"
+    assert not result.tools.changed
+    assert result.tools.backup is None
+    assert str(result) == "config/tools.toml: nothing to migrate\nconfig/engine.toml: nothing to migrate"
     assert tools_text(agent) == after_first
     assert (agent / "config" / "tools.toml").stat().st_mtime_ns == mtime
     assert len(backups(agent)) == 1
@@ -139,7 +140,7 @@ def test_second_run_has_nothing_to_do_and_writes_nothing(tmp_path: Path) -> None
 
 def test_nothing_to_migrate_makes_no_backup_folder(agent_dir: Path) -> None:
     before = tools_text(agent_dir)
-    assert migrate(agent_dir) == MigrationResult(agent_dir / "config" / "tools.toml")
+    assert migrate(agent_dir).tools == MigrationResult(agent_dir / "config" / "tools.toml")
     assert tools_text(agent_dir) == before
     assert not (agent_dir / "config" / "backups").exists()
 
@@ -220,9 +221,10 @@ def test_cli_migrate_reports_changes_and_backup(tmp_path: Path, capsys: pytest.C
     assert out == [
         "config/tools.toml: replaced 'str-replace = true' with 'edit = true' (line 6)",
         f"backup of the original: {backup}",
+        "config/engine.toml: nothing to migrate",
     ]
     assert main(["migrate", str(agent)]) == 0
-    assert capsys.readouterr().out == "config/tools.toml: nothing to migrate\n"
+    assert capsys.readouterr().out == "config/tools.toml: nothing to migrate\nconfig/engine.toml: nothing to migrate\n"
 
 
 def test_cli_migrate_errors_exit_2_with_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -235,3 +237,142 @@ def test_cli_migrate_errors_exit_2_with_file_and_line(tmp_path: Path, capsys: py
     ]
     assert main(["migrate", str(tmp_path / "missing")]) == 2
     assert "agent directory does not exist" in capsys.readouterr().err
+
+
+# -- engine.toml: cireil's old [providers.<name>] layout -> the original's top-level provider tables ------------
+
+OLD_ENGINE = """\
+# The providers of my agent.
+# Keep these comments.
+
+[providers.openai]   # the hosted one
+apiBase = "https://api.openai.com/v1"
+apiKey = { env = "OPENAI_API_KEY" }  # from the kernel's environment
+defaultModel = "gpt-4o-mini"
+
+# per-model settings
+[providers.openai.models."gpt-4o-mini"]
+contextWindow = 128000   # tokens
+"""
+
+NEW_ENGINE = """\
+# The providers of my agent.
+# Keep these comments.
+
+[openai]   # the hosted one
+apiBase = "https://api.openai.com/v1"
+apiKey = { env = "OPENAI_API_KEY" }  # from the kernel's environment
+defaultModel = "gpt-4o-mini"
+isGlobalDefault = true
+
+# per-model settings
+[openai.models."gpt-4o-mini"]
+contextWindow = 128000   # tokens
+"""
+
+
+def engine_agent(tmp_path: Path, engine: str, tools: str = "list-dir = true\n") -> Path:
+    agent = agent_with(tmp_path, tools)
+    (agent / "config" / "engine.toml").write_text(engine)
+    return agent
+
+
+def engine_text(agent: Path) -> str:
+    return (agent / "config" / "engine.toml").read_text()
+
+
+def test_old_engine_layout_is_refused_then_migrated_with_comments_kept(tmp_path: Path) -> None:
+    agent = engine_agent(tmp_path, OLD_ENGINE)
+    assert [str(e) for e in cireil.dry_run(agent).errors] == [
+        "config/engine.toml:4: this is cireil's old [providers.<name>] layout, which the original CireilClaw does "
+        "not read: providers are top-level tables ([openai]); run `cireil migrate DIR` to rewrite it (comments "
+        "kept, a backup first)"
+    ]
+    result = migrate(agent)
+    assert engine_text(agent) == NEW_ENGINE
+    assert result.engine.changes == (
+        "moved [providers.openai] to [openai] (line 4)",
+        "added 'isGlobalDefault = true' to [openai]: the original needs one default provider",
+        "kept [openai] apiKey = { env = ... }: cireil reads it, the original CireilClaw does not (it needs the key "
+        "itself, or a list of keys)",
+    )
+    (backup,) = [b for b in backups(agent) if b.name.startswith("engine.toml.")]
+    assert result.engine.backup == backup
+    assert backup.read_text() == OLD_ENGINE
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert cireil.dry_run(agent).ok
+    again = migrate(agent)
+    assert not again.changed
+    assert engine_text(agent) == NEW_ENGINE
+
+
+def test_several_providers_keep_their_order_and_their_default(tmp_path: Path) -> None:
+    old = (
+        '[providers.a]\napiBase = "http://127.0.0.1:1/v1"\napiKey = ["k1", "k2"]\ndefaultModel = "m"\n\n'
+        '[providers.b]\napiBase = "http://127.0.0.1:2/v1"\ndefaultModel = "n"\nisGlobalDefault = true\n'
+        '[providers.b.customHeaders]\nX-Team = "garden"\n'
+    )
+    agent = engine_agent(tmp_path, old)
+    migrate(agent)
+    assert engine_text(agent) == old.replace("[providers.", "[")
+    assert cireil.dry_run(agent).ok
+
+
+def test_tools_and_engine_migrate_together(tmp_path: Path) -> None:
+    agent = engine_agent(tmp_path, OLD_ENGINE, tools="str-replace = true\n")
+    result = migrate(agent)
+    assert result.tools.changed and result.engine.changed
+    assert tools_text(agent) == "edit = true\n"
+    assert sorted(b.name.split(".")[0] for b in backups(agent)) == ["engine", "tools"]
+
+
+@pytest.mark.parametrize(
+    ("engine", "message"),
+    [
+        (
+            '[providers.a]\napiBase = "http://h"\ndefaultModel = "m"\n[providers.b]\napiBase = "http://h"\n'
+            'defaultModel = "m"\n',
+            "config/engine.toml:1: 2 providers and none has isGlobalDefault = true",
+        ),
+        (
+            '[a]\nx = 1\n[providers.a]\napiBase = "http://h"\ndefaultModel = "m"\n',
+            "config/engine.toml:1: 'a' is both a top-level key and a provider in [providers.a]",
+        ),
+        ("[providers.a\n", "config/engine.toml:1: invalid TOML"),
+        (
+            'providers.a.apiBase = "http://h"\nproviders.a.defaultModel = "m"\n',
+            "config/engine.toml:1: cireil cannot rewrite this layout automatically; move each [providers.<name>] "
+            "table to [<name>] by hand",
+        ),
+    ],
+)
+def test_an_engine_toml_that_cannot_be_migrated_leaves_both_files_alone(
+    tmp_path: Path, engine: str, message: str
+) -> None:
+    agent = engine_agent(tmp_path, engine, tools="str-replace = true\n")
+    with pytest.raises(ConfigError) as info:
+        migrate(agent)
+    assert str(info.value).startswith(message)
+    assert engine_text(agent) == engine
+    assert tools_text(agent) == "str-replace = true\n"
+    assert backups(agent) == []
+
+
+def test_cli_migrate_rewrites_engine_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = engine_agent(tmp_path, OLD_ENGINE)
+    assert main(["migrate", str(agent)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "config/tools.toml: nothing to migrate"
+    assert out[1] == "config/engine.toml: moved [providers.openai] to [openai] (line 4)"
+    assert out[-1].startswith("backup of the original: ") and "engine.toml." in out[-1]
+
+
+def test_an_inline_providers_table_is_migrated_too(tmp_path: Path) -> None:
+    old = '# top\n[providers]\n# inside\nlocal = { apiBase = "http://127.0.0.1:1/v1", defaultModel = "m" }  # tail\n'
+    agent = engine_agent(tmp_path, old)
+    migrate(agent)
+    assert engine_text(agent) == (
+        '# top\n# inside\nlocal = { apiBase = "http://127.0.0.1:1/v1", defaultModel = "m", isGlobalDefault = true }'
+        "  # tail\n"
+    )
+    assert cireil.dry_run(agent).ok

@@ -74,6 +74,10 @@ def test_system_prompt_golden(agent: Path) -> None:
     expected += [
         "</memory_blocks>",
         "<skills>",
+        '<skill slug="create-skill">',
+        "<description>Write down a procedure that worked as a new skill, so the next conversation can reuse it."
+        "</description>",
+        "</skill>",
         '<skill slug="outline-first-editing">',
         "<description>Change one part of a long document without reading or rewriting all of it.</description>",
         "</skill>",
@@ -98,7 +102,7 @@ def test_demo_agent_prompt_shows_its_real_files(agent: Path) -> None:
     assert f"<metadata>\n- chars_current: {len(soul_body)}\n- file_path: /blocks/soul.md\n</metadata>" in prompt.text
     positions = [prompt.text.index(f"\n<{name}>\n") for name in BLOCK_NAMES]
     assert positions == sorted(positions)
-    assert prompt.skills == ["outline-first-editing"] and prompt.warnings == []
+    assert prompt.skills == ["create-skill", "outline-first-editing"] and prompt.warnings == []
     assert "<conditional/" not in prompt.text  # conditions.toml is not supported: nothing engages
 
 
@@ -115,7 +119,7 @@ def test_skills_in_directory_name_order_and_invalid_ones_omitted(agent: Path) ->
     _skill(agent, "notyaml", "no frontmatter at all\n")
     (agent / "skills" / "empty-dir").mkdir()
     prompt = build_system_prompt(_layout(agent), _session())
-    assert prompt.skills == ["Upper", "alpha", "outline-first-editing", "zeta"]
+    assert prompt.skills == ["Upper", "alpha", "create-skill", "outline-first-editing", "zeta"]
     section = prompt.text[prompt.text.index("<skills>") : prompt.text.index("</skills>")]
     assert '<skill slug="alpha">\n<description>First one.</description>\n</skill>' in section
     assert "broken" not in section and "notyaml" not in section and "empty-dir" not in section
@@ -131,6 +135,7 @@ def test_skill_fixed_on_disk_comes_back(agent: Path) -> None:
 
 def test_no_valid_skills_means_no_skills_section(agent: Path) -> None:
     (agent / "skills" / "outline-first-editing" / "SKILL.md").unlink()
+    (agent / "skills" / "create-skill" / "SKILL.md").unlink()
     text = build_system_prompt(_layout(agent), _session()).text
     assert "<skills>" not in text
     assert "</memory_blocks>\n<metadata>\n" in text
@@ -318,7 +323,7 @@ def test_token_cache_may_be_a_plain_dict_kept_by_the_caller(agent: Path) -> None
 
 def test_configured_timezone_from_the_runtime_root(agent: Path) -> None:
     root = agent.parent.parent
-    (root / "config").mkdir()
+    (root / "config").mkdir(exist_ok=True)  # init made it, with migrations.json
     (root / "config" / "system.toml").write_text('timezone = "Europe/Berlin"\n')
     session = _session()
     result = assemble(layout=_layout(agent), session=session, paths=SandboxPaths(agent), now=NOW)

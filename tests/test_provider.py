@@ -157,6 +157,7 @@ def test_request_shape(llm, stream):
     assert seen.headers["x-openrouter-categories"] == "personal-agent,cli-agent"
     assert seen.headers["x-foo"] == "bar"
     assert seen.headers["content-type"] == "application/json"
+    assert [name for name, _ in seen.header_lines].count("x-openrouter-title") == 1  # replaced, not added
     expected = {
         "messages": EXPECTED_MESSAGES,
         "model": "test-model",
@@ -450,14 +451,14 @@ def test_single_key_rate_limited(llm):
 
 def test_unset_env_key_names_variable_and_line(llm, monkeypatch):
     monkeypatch.delenv("CIREIL_TEST_UNSET_KEY", raising=False)
-    text = f'[providers.local]\napiBase = "{llm.base_url}"\ndefaultModel = "test-model"\n'
+    text = f'[local]\napiBase = "{llm.base_url}"\ndefaultModel = "test-model"\nisGlobalDefault = true\n'
     text += 'apiKey = { env = "CIREIL_TEST_UNSET_KEY" }\n'
     engine, issues = parse_engine_config(TomlSource.parse(ENGINE_FILE, text))
     assert issues == []
     with pytest.raises(ProviderError) as info:
         complete(engine.providers["local"])
     message = str(info.value)
-    assert "config/engine.toml:4: apiKey names the environment variable CIREIL_TEST_UNSET_KEY" in message
+    assert "config/engine.toml:5: apiKey names the environment variable CIREIL_TEST_UNSET_KEY" in message
     assert "not set" in message
     assert llm.requests == []  # nothing was sent without a key
     monkeypatch.setenv("CIREIL_TEST_UNSET_KEY", "sk-now-set")
@@ -535,3 +536,71 @@ def test_a_client_passed_in_is_used_and_left_open(llm):
 
     asyncio.run(main())
     assert [r.headers.get("x-shared-client") for r in llm.requests] == ["yes", "yes"]
+
+
+# -- customHeaders and key pools (upstream-formats.md §2.5, §2.6) ------------------------------------------
+
+
+def test_header_lists_go_as_one_line_each_and_override_case_insensitively(llm):
+    llm.script(reply.tool_calls(("respond", {"content": "hi"})))
+    text = (
+        f'[local]\napiBase = "{llm.base_url}"\ndefaultModel = "test-model"\nisGlobalDefault = true\n'
+        '[local.customHeaders]\nX-Trace = ["a", "b"]\nhttp-referer = "https://example.org"\nX-Team = "garden"\n'
+        'Authorization = "Bearer from-header"\ncontent-type = "text/plain"\n'
+    )
+    engine, issues = parse_engine_config(TomlSource.parse(ENGINE_FILE, text))
+    assert issues == []
+    complete(engine.providers["local"])
+    lines = llm.requests[0].header_lines
+    assert [v for k, v in lines if k == "x-trace"] == ["a", "b"]
+    assert [v for k, v in lines if k == "http-referer"] == ["https://example.org"]
+    assert [v for k, v in lines if k == "x-team"] == ["garden"]
+    assert [v for k, v in lines if k == "authorization"] == ["Bearer from-header"]  # custom headers win
+    assert [v for k, v in lines if k == "content-type"] == ["application/json"]  # except over the body's type
+
+
+def test_keys_are_taken_round_robin_per_request(llm):
+    llm.script(*[reply.tool_calls(("respond", {"content": "ok"}))] * 4)
+    provider = OpenAIProvider(config(llm, api_keys=[KeySource("k1"), KeySource("k2"), KeySource("k3")]), "test-model")
+    complete_many(provider, request(), request(), request(), request())
+    assert [r.headers["authorization"] for r in llm.requests] == ["Bearer k1", "Bearer k2", "Bearer k3", "Bearer k1"]
+
+
+def test_an_unusable_reply_hands_the_same_key_to_the_next_request(llm):
+    llm.script(reply.text("no tool call"), reply.tool_calls(("respond", {"content": "ok"})))
+    provider = OpenAIProvider(config(llm, api_keys=[KeySource("k1"), KeySource("k2")]), "test-model")
+    first, second = complete_many(provider, request(), request())
+    assert isinstance(first, NoToolCalls)
+    assert not isinstance(second, ProviderError)
+    assert [r.headers["authorization"] for r in llm.requests] == ["Bearer k1", "Bearer k1"]
+
+
+def test_a_benched_key_stays_benched_and_providers_with_the_same_keys_share_the_pool(llm):
+    from cireil.runtime.engine.keypool import KeyPools
+
+    pools = KeyPools()
+    keys = [KeySource("k1"), KeySource("k2")]
+    llm.script(reply.error(429, "slow"), *[reply.tool_calls(("respond", {"content": "ok"}))] * 3)
+    a = OpenAIProvider(config(llm, api_keys=keys), "test-model", pools=pools)
+    b = OpenAIProvider(ProviderConfig("other", api_base=llm.base_url, api_keys=list(keys)), "m", pools=pools)
+    complete_many(a, request())
+    complete_many(b, request(), request())
+    assert [r.headers["authorization"] for r in llm.requests] == ["Bearer k1", "Bearer k2", "Bearer k2", "Bearer k2"]
+
+
+def test_every_key_benched_fails_without_sending(llm):
+    llm.script(reply.error(429, "quota"), reply.tool_calls(("respond", {"content": "x"})))
+    provider = OpenAIProvider(config(llm), "test-model")
+    first, second = complete_many(provider, request(), request())
+    assert "rate limited (HTTP 429) on the only API key: quota" in str(first)
+    assert isinstance(second, ProviderError) and second.status == 429
+    assert "the only API key rate limited (HTTP 429) recently; the next is tried again in ~1800 s" in str(second)
+    assert len(llm.requests) == 1
+
+
+def test_the_chosen_model_table_is_sent_even_when_it_is_the_default_providers(llm):
+    llm.script(reply.tool_calls(("respond", {"content": "hi"})))
+    cfg = config(llm)
+    provider = OpenAIProvider(cfg, "test-model", model_cfg=ModelConfig(reasoning="minimal"))
+    complete_many(provider, request())
+    assert llm.requests[0].body["reasoning"] == {"effort": "minimal"}

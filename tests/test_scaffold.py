@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime import frontmatter, registry, scaffold
+from cireil.runtime import frontmatter, registry, scaffold, upstream
 from cireil.runtime.layout import BLOCK_NAMES
 from cireil.runtime.scaffold import DirectoryNotEmptyError, copy_demo, demo_source, init
 
@@ -42,6 +42,8 @@ def test_init_writes_every_part_of_an_agent(tmp_path: Path) -> None:
         "config/sandbox.toml",
         *(f"blocks/{name}.md" for name in BLOCK_NAMES),
         "skills/outline-first-editing/SKILL.md",
+        "skills/create-skill/SKILL.md",
+        "config/engine.toml",
         "workspace/README.md",
         "workspace/garden-handbook.md",
         "workspace/harvest_report.py",
@@ -165,11 +167,14 @@ def demo() -> Path:
     return Path(str(demo_source()))
 
 
-def test_demo_tools_toml_lists_every_builtin_and_enables_the_implemented_ones(demo: Path) -> None:
+def test_demo_tools_toml_lists_every_builtin_the_original_knows_and_enables_them(demo: Path) -> None:
     data = tomllib.loads((demo / "config" / "tools.toml").read_text())
-    assert set(data) == set(registry.BUILTIN_NAMES)
-    assert {name for name, on in data.items() if on} == set(registry.implemented_names())
-    assert data["exec"] is True  # the demo's sandbox.toml allows a few harmless binaries
+    # the original refuses a tools.toml naming a tool it does not have (invoke), even as false
+    assert set(data) == set(registry.BUILTIN_NAMES) - set(upstream.CIREIL_ONLY_TOOLS)
+    assert {name for name, on in data.items() if on} == set(registry.implemented_names()) - {"invoke"}
+    # the original wants a table or false for exec (it refuses `exec = true`); as its init writes it
+    assert data["exec"] == {"enabled": True, "timeout": 60000}
+    assert all(isinstance(on, bool) for name, on in data.items() if name != "exec")
 
 
 def test_demo_sandbox_toml(demo: Path) -> None:
@@ -221,3 +226,100 @@ def test_demo_has_no_files_the_wheel_would_leave_out(demo: Path) -> None:
     # directories, so a file there would be missing from an installed cireil.
     hidden_dirs = [p for p in demo.rglob(".*") if p.is_dir()]
     assert hidden_dirs == []
+
+
+# -- what the original CireilClaw's own init writes (upstream-formats.md §1.2, §3.8) -------------------------
+
+ORIGINAL_INIT_FILES = {
+    "core.md",
+    "config/engine.toml",
+    "config/tools.toml",
+    "config/sandbox.toml",
+    "skills/create-skill/SKILL.md",
+    *(f"blocks/{name}.md" for name in ("soul", "identity", "person", "long-term", "style-notes")),
+}
+ORIGINAL_INIT_DIRS = {"blocks", "config", "memories", "skills", "tasks", "workspace"}
+
+
+def test_init_writes_every_file_of_the_originals_init_in_its_shape(tmp_path: Path) -> None:
+    agent = init(tmp_path / "agents" / "wren")
+    assert set(tree(agent)) >= ORIGINAL_INIT_FILES
+    assert {p.name for p in agent.iterdir() if p.is_dir()} >= ORIGINAL_INIT_DIRS
+    for rel in ORIGINAL_INIT_FILES:
+        assert stat.S_IMODE((agent / rel).stat().st_mode) == 0o600
+    engine = tomllib.loads((agent / "config" / "engine.toml").read_text())
+    assert list(engine) == ["default"]  # one provider named default, as the original's init names it
+    default = engine["default"]
+    assert {"apiBase", "apiKey", "defaultModel", "isGlobalDefault", "kind"} <= set(default)
+    assert default["isGlobalDefault"] is True and default["kind"] == "openai"
+    assert isinstance(default["apiKey"], str)  # the original does not read cireil's { env = ... }
+    sandbox = tomllib.loads((agent / "config" / "sandbox.toml").read_text())
+    assert sandbox["backend"] == "bwrap" and sandbox["bwrap"]["binaries"]
+    for name in BLOCK_NAMES:
+        text = (agent / "blocks" / f"{name}.md").read_text()
+        assert text.startswith("+++\n")  # TOML frontmatter, as the original's blocks
+        assert frontmatter.parse(text, frontmatter.BLOCK)["description"].strip()
+    skill = frontmatter.parse((agent / "skills/create-skill/SKILL.md").read_text(), frontmatter.SKILL)
+    assert skill["name"] == "create-skill" and skill["description"].strip()
+    assert not (agent / "core.md").read_text().startswith(("+++", "---"))
+
+
+def test_init_in_a_runtime_root_writes_migrations_json_with_every_id(tmp_path: Path) -> None:
+    root = tmp_path / "home" / ".cireilclaw"
+    agent = init(root / "agents" / "wren")
+    text = (root / "config" / "migrations.json").read_text()
+    assert text == (
+        '{\n  "applied": [\n'
+        '    "20260305000000_tool_rename_discord_attachments",\n'
+        '    "20260309000000_skills_agentskills_format",\n'
+        '    "20260311120000_tasks_folder",\n'
+        '    "20260322000000_assistant_message_ids",\n'
+        '    "20260406000000_engine_providers",\n'
+        '    "20260412000000_brave_search_plugin",\n'
+        '    "20260425000000_rename_anthropic_oauth",\n'
+        '    "20260811000000_move_exec_binaries_to_bwrap"\n'
+        "  ]\n}"
+    )  # JSON.stringify(value, undefined, 2): two-space indent, no final newline
+    for folder in (root, root / "config", root / "agents", agent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert [p.name for p in (root / "agents").iterdir()] == ["wren"]  # nothing else the original takes for an agent
+    assert sorted(p.name for p in root.iterdir()) == ["agents", "config"]
+
+
+def test_init_never_touches_an_existing_migrations_json(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "config").mkdir(parents=True)
+    mine = '{"applied": ["20260305000000_tool_rename_discord_attachments"], "mine": true}'
+    (root / "config" / "migrations.json").write_text(mine)
+    os.chmod(root / "config" / "migrations.json", 0o644)
+    notes: list[str] = []
+    init(root / "agents" / "a", notes=notes)
+    assert (root / "config" / "migrations.json").read_text() == mine
+    assert stat.S_IMODE((root / "config" / "migrations.json").stat().st_mode) == 0o644
+    assert notes == []
+
+
+def test_a_standalone_agent_gets_no_root_files(tmp_path: Path) -> None:
+    init(tmp_path / "solo")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["solo"]
+
+
+def test_failed_init_in_a_new_root_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(source, target):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(scaffold, "_copy_tree", fail)
+    with pytest.raises(OSError):
+        init(tmp_path / "root" / "agents" / "a")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_init_in_a_root_says_what_it_wrote(tmp_path: Path) -> None:
+    proc = subprocess.run([CIREIL, "init", "r/agents/wren"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"created agent 'wren' in {tmp_path / 'r' / 'agents' / 'wren'}"
+    assert lines[1] == (
+        f"wrote {tmp_path / 'r' / 'config' / 'migrations.json'}: every config migration of the original "
+        "CireilClaw marked as applied"
+    )

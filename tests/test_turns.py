@@ -494,3 +494,44 @@ def test_an_unset_key_variable_fails_the_turn_before_anything_is_kept(tmp_path, 
         assert llm.requests[0].headers["authorization"] == "Bearer sk-from-env"
     finally:
         agent.close()
+
+
+def test_a_provider_of_a_kind_cireil_does_not_speak_fails_the_turn_naming_its_line(tmp_path, llm):
+    extra = f'\n[claude]\nkind = "anthropic"\napiBase = "{llm.base_url}"\ndefaultModel = "claude-x"\n'
+    agent = cireil.load(turn_agent(tmp_path, llm.base_url))
+    engine = agent.directory / "config" / "engine.toml"
+    engine.write_text(engine.read_text() + extra)
+    try:
+        assert agent.dry_run().ok  # valid config: the original runs it
+        with pytest.raises(cireil.ConfigError) as info:
+            agent.turn("hi", provider="claude")
+        line = engine.read_text().splitlines().index('kind = "anthropic"') + 1
+        assert str(info.value).startswith(
+            f"config/engine.toml:{line}: provider 'claude' has kind = \"anthropic\", which cireil does not support yet"
+        )
+        assert agent.session.history == [] and llm.requests == []
+        llm.script(reply.tool_calls(("respond", {"content": "ok"})))
+        assert agent.turn("hi").ended == "respond"  # the default provider still works
+    finally:
+        agent.close()
+
+
+def test_a_provider_override_without_a_model_uses_the_default_providers_model_and_table(tmp_path, llm):
+    # upstream-formats.md §2.9: model = the default provider's defaultModel; table = its entry for that model
+    extra = f'\n[second]\napiBase = "{llm.base_url}"\napiKey = "sk-second"\ndefaultModel = "second-model"\n'
+    agent = cireil.load(turn_agent(tmp_path, llm.base_url, model_extra='reasoning = "low"\n'))
+    engine = agent.directory / "config" / "engine.toml"
+    engine.write_text(engine.read_text() + extra)
+    events: list[dict] = []
+    try:
+        llm.script(reply.tool_calls(("respond", {"content": "ok"})), reply.tool_calls(("respond", {"content": "ok"})))
+        agent.turn("hi", provider="second", on_event=events.append)
+        agent.turn("again", provider="second", model="second-model")
+        first, second = llm.requests
+        assert first.headers["authorization"] == "Bearer sk-second"
+        assert (first.body["model"], first.body["reasoning"]) == ("scripted-1", {"effort": "low"})
+        assert (second.body["model"], second.body["reasoning"]) == ("second-model", {"effort": "low"})
+        notices = [e["text"] for e in events if e["type"] == "notice"]
+        assert any("the default provider's defaultModel" in n for n in notices), events
+    finally:
+        agent.close()

@@ -28,13 +28,13 @@ prune-boundaries = true
 
 def engine_toml(base_url: str, *, keys: str = '"sk-test"', extra: str = "", model_extra: str = "") -> str:
     return (
-        "[providers.local]\n"
+        "[local]\n"
         f'apiBase = "{base_url}"\n'
         f"apiKey = {keys}\n"
         'defaultModel = "scripted-1"\n'
         "isGlobalDefault = true\n"
         f"{extra}"
-        '\n[providers.local.models."scripted-1"]\n'
+        '\n[local.models."scripted-1"]\n'
         f"{model_extra}"
     )
 

@@ -52,13 +52,16 @@ def _dump(data: Any) -> str:
 def cmd_init(args: argparse.Namespace) -> int:
     from .runtime.scaffold import DirectoryNotEmptyError, init
 
+    notes: list[str] = []
     try:
-        path = init(args.dir)
+        path = init(args.dir, notes=notes)
     except DirectoryNotEmptyError as exc:
         raise UsageFailure(str(exc)) from None
     except OSError as exc:
         raise UsageFailure(f"cannot create {args.dir}: {exc.strerror or exc}") from None
     _say(f"created agent '{path.name}' in {path}")
+    for note in notes:
+        _say(note)
     example = '{"path": "/workspace"}'
     _say("next steps:")
     _say(f"  cireil dry-run {args.dir}")
@@ -66,9 +69,49 @@ def cmd_init(args: argparse.Namespace) -> int:
     return OK
 
 
+def _is_runtime_root(directory: str) -> bool:
+    """A CireilClaw root (`~/.cireilclaw`): agents under agents/, and not itself an agent."""
+    from pathlib import Path
+
+    path = Path(directory).expanduser()
+    return (path / "agents").is_dir() and not (path / "config" / "tools.toml").is_file()
+
+
+def _dry_run_root(args: argparse.Namespace) -> int:
+    """Every folder under agents/ is an agent to the original runtime, so each is checked; what concerns
+    the root itself (migrations.json, stray folders) is said once."""
+    from pathlib import Path
+
+    from .runtime.agent import dry_run
+
+    agents = sorted(p for p in (Path(args.dir).expanduser() / "agents").iterdir() if p.is_dir())
+    reports = [dry_run(p) for p in agents]
+    if args.json:
+        _say(_dump({"root": str(Path(args.dir).absolute()), "agents": [r.as_dict() for r in reports]}))
+        return OK if all(r.ok for r in reports) else USAGE
+    shared: list[ConfigIssue] = []
+    for path, report in zip(agents, reports, strict=True):
+        for issue in report.issues:
+            if issue.file.startswith("/"):  # a file of the root, named in full: the same for every agent
+                if issue not in shared:
+                    shared.append(issue)
+            else:
+                print(f"agents/{path.name}/{issue}", file=sys.stderr)
+        if report.ok:
+            _say(f"agents/{path.name}: valid agent ({_plural(len(report.tools), 'enabled tool')})")
+        else:
+            _say(f"agents/{path.name}: invalid agent ({_plural(len(report.errors), 'error')})")
+    _print_issues(shared)
+    if not agents:
+        _say(f"{args.dir}: no agents under agents/")
+    return OK if all(r.ok for r in reports) else USAGE
+
+
 def cmd_dry_run(args: argparse.Namespace) -> int:
     from .runtime.agent import dry_run
 
+    if _is_runtime_root(args.dir):
+        return _dry_run_root(args)
     report = dry_run(args.dir)
     if args.json:
         _say(_dump(report.as_dict()))
@@ -183,7 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("init", cmd_init, "create a working agent (the demo) in DIR, which must be new or empty")
     p.add_argument("dir", metavar="DIR")
 
-    p = command("dry-run", cmd_dry_run, "validate every configuration file of the agent in DIR; list enabled tools")
+    p = command(
+        "dry-run",
+        cmd_dry_run,
+        "validate every configuration file of the agent in DIR (or of each agent of a runtime root); list tools",
+    )
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
 
@@ -198,7 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
         "arguments", metavar="JSON", nargs="?", help="the arguments as a JSON object, or - to read them from stdin"
     )
 
-    p = command("migrate", cmd_migrate, "update config/tools.toml (str-replace -> edit), keeping a backup")
+    p = command(
+        "migrate",
+        cmd_migrate,
+        "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups",
+    )
     p.add_argument("dir", metavar="DIR")
     return parser
 

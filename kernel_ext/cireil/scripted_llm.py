@@ -94,6 +94,7 @@ class Recorded:
     headers: dict[str, str]  # names in lower case
     body: dict
     disconnected: bool = False  # the client went away before the reply was complete
+    header_lines: list[tuple[str, str]] = field(default_factory=list)  # every line, repeats too, in order
 
 
 class ScriptedLLM:
@@ -230,7 +231,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, {"error": {"message": "request body is not JSON"}})
             return
-        entry = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        lines = [(k.lower(), v) for k, v in self.headers.items()]
+        entry = Recorded(self.path, dict(lines), body, header_lines=lines)
         self._entry = entry
         self.owner._record(entry)
         answer = self.owner._next_reply(body)

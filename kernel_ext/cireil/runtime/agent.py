@@ -265,6 +265,9 @@ def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     if snapshot is not None:
         _close_mcp(snapshot.mcp)  # dry-run discovers, never calls
     issues += _engine_issues(layout)
+    from .upstream import compatibility_warnings
+
+    issues += compatibility_warnings(layout)  # what the original runtime would refuse, when it shares the root
     if snapshot is not None and any(i.severity == "error" for i in issues):
         snapshot = None
     return DryRunReport(layout.directory, issues, list(snapshot.tools.values()) if snapshot else [])

@@ -3,6 +3,14 @@
 `cireil init DIR` and `%cireil load --demo` both start from the same files, read through
 importlib.resources so that they work from a wheel, an editable install or a zip alike.
 Agent directories hold private notes, so everything created here is owner-only (reference §1.1).
+
+The files are those the original CireilClaw's own `init` writes (upstream-formats.md §1.2: the five
+blocks with `+++` frontmatter, core.md, a create-skill skill, engine.toml with one default provider,
+tools.toml, sandbox.toml), plus the demo's workspace, memories, task and second skill, which the
+original reads as any agent's files. When DIR is `<root>/agents/<slug>`, the root gets the original's
+`config/` and `agents/` folders and a `config/migrations.json` marking every migration applied, unless
+it has one already (§3.8): without it the original would offer to rerun migrations that overwrite
+a modern engine.toml.
 """
 
 from __future__ import annotations
@@ -34,11 +42,14 @@ def demo_source() -> Traversable:
     return files("cireil") / "demo"
 
 
-def init(directory: str | os.PathLike[str]) -> Path:
+def init(directory: str | os.PathLike[str], *, notes: list[str] | None = None) -> Path:
     """Create a working agent in `directory` (created if missing) from the demo; returns its path.
 
-    Refuses a directory that exists and is not empty, so an agent is never half-overwritten.
+    Refuses a directory that exists and is not empty, so an agent is never half-overwritten. What was
+    written outside the agent directory (a runtime root's migrations.json) is appended to `notes`.
     """
+    from .upstream import write_migrations_json
+
     target = Path(directory).expanduser().absolute()
     if target.exists():
         if not target.is_dir():
@@ -47,23 +58,42 @@ def init(directory: str | os.PathLike[str]) -> Path:
             raise DirectoryNotEmptyError(f"{directory} is not empty; choose a new or empty directory")
         created = False
     else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.mkdir(mode=DIR_MODE)
         created = True
+    root = target.parent.parent if target.parent.name == "agents" else None
+    made: list[Path] = []  # folders of the runtime root this call created, undone on failure
+    written: Path | None = None
     try:
+        if root is not None:
+            for folder in (root, root / "config", root / "agents"):
+                if not folder.exists():
+                    folder.mkdir(mode=DIR_MODE, parents=True)
+                    os.chmod(folder, DIR_MODE)
+                    made.append(folder)
+        if created:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.mkdir(mode=DIR_MODE)
         os.chmod(target, DIR_MODE)
         _copy_tree(demo_source(), target)
+        if root is not None:
+            written = write_migrations_json(root)
     except BaseException:
         # A half-written agent would fail dry-run in confusing ways; leave things as they were.
+        if written is not None:
+            written.unlink(missing_ok=True)
         if created:
             shutil.rmtree(target, ignore_errors=True)
-        else:
+        elif target.is_dir():
             for child in target.iterdir():
                 if child.is_dir() and not child.is_symlink():
                     shutil.rmtree(child, ignore_errors=True)
                 else:
                     child.unlink(missing_ok=True)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise
+    if notes is not None and written is not None:
+        notes.append(f"wrote {written}: every config migration of the original CireilClaw marked as applied")
     return target
 
 

@@ -1,9 +1,14 @@
-"""`cireil migrate`: bring an agent's tools.toml up to date, keeping the user's comments and layout.
+"""`cireil migrate`: bring an agent's configuration up to date, keeping the user's comments and layout.
 
-CireilClaw 2.0 removed `str-replace` in favour of `edit` (spec, "Built-in tools"). A file that still
-names it fails to load, so this rewrites it: `edit` ends up enabled when either tool was, the
-`str-replace` line goes, and every other byte of the file stays as the user wrote it. tomlkit is
-used because it round-trips comments and whitespace, which tomllib cannot write at all.
+Two migrations, each applied only when needed:
+- tools.toml: CireilClaw 2.0 removed `str-replace` in favour of `edit` (spec, "Built-in tools"). `edit`
+  ends up enabled when either tool was, the `str-replace` line goes, every other byte stays.
+- engine.toml: cireil used to wrap providers in `[providers.<name>]`, which the original CireilClaw does
+  not read; its shape has each provider as a top-level table (upstream-formats.md §2.1). The tables move
+  up one level with their comments; a lone provider, the implicit default before, gets
+  `isGlobalDefault = true`, which the original requires.
+tomlkit is used because it round-trips comments and whitespace, which tomllib cannot write at all.
+Every new text is checked before anything is written; then each changed file is backed up, then replaced.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import SingleKey
 
+from ..engine.config import ENGINE_FILE, is_old_layout
 from ..errors import ConfigError, ConfigIssue
 from ..fsutil import atomic_write
 from ..layout import AgentLayout
@@ -29,11 +35,12 @@ BACKUP_DIR = "config/backups"
 
 @dataclass(frozen=True)
 class MigrationResult:
-    """What `migrate` did to one agent: the changes made, in words, and where the original went."""
+    """What `migrate` did to one file: the changes made, in words, and where the original went."""
 
-    file: Path  # the tools.toml that was examined
+    file: Path  # the file that was examined
     changes: tuple[str, ...] = ()
     backup: Path | None = None
+    rel: str = TOOLS_FILE
 
     @property
     def changed(self) -> bool:
@@ -41,8 +48,8 @@ class MigrationResult:
 
     def __str__(self) -> str:
         if not self.changed:
-            return f"{TOOLS_FILE}: nothing to migrate"
-        lines = [f"{TOOLS_FILE}: {change}" for change in self.changes]
+            return f"{self.rel}: nothing to migrate"
+        lines = [f"{self.rel}: {change}" for change in self.changes]
         lines.append(f"backup of the original: {self.backup}")
         return "\n".join(lines)
 
@@ -55,41 +62,197 @@ class MigrationResult:
         }
 
 
-def migrate(directory: str | os.PathLike[str]) -> MigrationResult:
+@dataclass(frozen=True)
+class MigrationReport:
+    """`migrate` for one agent: tools.toml's result, then engine.toml's."""
+
+    tools: MigrationResult
+    engine: MigrationResult
+
+    @property
+    def results(self) -> tuple[MigrationResult, ...]:
+        return (self.tools, self.engine)
+
+    @property
+    def changed(self) -> bool:
+        return any(r.changed for r in self.results)
+
+    def __str__(self) -> str:
+        return "\n".join(str(r) for r in self.results)
+
+    def as_dict(self) -> dict:
+        return {"changed": self.changed, "files": [r.as_dict() for r in self.results]}
+
+
+@dataclass
+class _Pending:
+    rel: str
+    path: Path
+    original: bytes
+    new_text: str
+    changes: list[str]
+
+
+def migrate(directory: str | os.PathLike[str]) -> MigrationReport:
     """Apply every pending migration to the agent at `directory`.
 
-    Raises ConfigError (naming file and line) when the file cannot be migrated safely; in that
-    case nothing is written.
+    Raises ConfigError (naming file and line) when a file cannot be migrated safely; in that case
+    nothing is written, to any file.
     """
     layout = AgentLayout.find(directory)
-    path = layout.directory / TOOLS_FILE
-    original = path.read_bytes()
-    text = _decode(original)
+    pending = [p for p in (_plan_tools(layout.directory), _plan_engine(layout.directory)) if p is not None]
+    results: dict[str, MigrationResult] = {}
+    backups = {p.rel: _write_backup(layout.directory, p.path.name, p.original) for p in pending if p.changes}
+    for p in pending:
+        if p.changes:
+            _atomic_replace(p.path, p.new_text.encode("utf-8"))
+            results[p.rel] = MigrationResult(p.path, tuple(p.changes), backups[p.rel], p.rel)
+    return MigrationReport(
+        results.get(TOOLS_FILE) or MigrationResult(layout.directory / TOOLS_FILE),
+        results.get(ENGINE_FILE) or MigrationResult(layout.directory / ENGINE_FILE, rel=ENGINE_FILE),
+    )
+
+
+def _parse(rel: str, original: bytes) -> tuple[str, TomlSource, tomlkit.TOMLDocument]:
+    text = _decode(original, rel)
     try:
-        source = TomlSource.parse(TOOLS_FILE, text)
+        source = TomlSource.parse(rel, text)
     except TomlSyntaxError as exc:
         raise ConfigError([exc.issue]) from None
     try:
         document = tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:  # tomllib accepted it; tomlkit is stricter in rare cases
-        raise ConfigError([ConfigIssue(TOOLS_FILE, exc.line, f"cannot rewrite this file: {exc}")]) from None
+        raise ConfigError([ConfigIssue(rel, exc.line, f"cannot rewrite this file: {exc}")]) from None
+    return text, source, document
 
+
+def _plan_tools(agent_dir: Path) -> _Pending | None:
+    path = agent_dir / TOOLS_FILE
+    original = path.read_bytes()
+    _, source, document = _parse(TOOLS_FILE, original)
     changes = _str_replace_to_edit(document, source)
     if not changes:
-        return MigrationResult(path)
+        return None
     new_text = tomlkit.dumps(document)
     tomllib.loads(new_text)  # a rewrite that no longer parses must never replace the user's file
-    backup = _write_backup(layout.directory, original)
-    _atomic_replace(path, new_text.encode("utf-8"))
-    return MigrationResult(path, tuple(changes), backup)
+    return _Pending(TOOLS_FILE, path, original, new_text, changes)
 
 
-def _decode(raw: bytes) -> str:
+def _plan_engine(agent_dir: Path) -> _Pending | None:
+    path = agent_dir / ENGINE_FILE
+    try:
+        original = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    _, source, document = _parse(ENGINE_FILE, original)
+    if not is_old_layout(source.data):
+        return None
+    first = min(line for key, line in source.lines.items() if key[:1] == ("providers",))
+    by_hand = "move each [providers.<name>] table to [<name>] by hand"
+    try:
+        document, changes = _providers_to_top_level(document, source)
+        new_text = tomlkit.dumps(document)
+    except (AttributeError, TypeError, KeyError, tomlkit.exceptions.TOMLKitError):
+        # a layout tomlkit keeps in another shape (dotted keys such as providers.local.apiBase = ...)
+        raise ConfigError(
+            [ConfigIssue(ENGINE_FILE, first, f"cireil cannot rewrite this layout automatically; {by_hand}")]
+        ) from None
+    # The rewrite must mean exactly the old file, one level up: anything else is refused, not written.
+    expected = {k: v for k, v in source.data.items() if k != "providers"}
+    expected.update(source.data["providers"])
+    if not any(entry.get("isGlobalDefault") is True for entry in source.data["providers"].values()):
+        only = next(iter(source.data["providers"]))
+        expected[only] = {**expected[only], "isGlobalDefault": True}
+    try:
+        rewritten = TomlSource.parse(ENGINE_FILE, new_text).data
+    except TomlSyntaxError as exc:
+        rewritten = {"": str(exc)}
+    if rewritten != expected:
+        raise ConfigError(
+            [ConfigIssue(ENGINE_FILE, first, f"cireil cannot rewrite this layout automatically; {by_hand}")]
+        )
+    return _Pending(ENGINE_FILE, path, original, new_text, changes)
+
+
+def _providers_to_top_level(
+    document: tomlkit.TOMLDocument, source: TomlSource
+) -> tuple[tomlkit.TOMLDocument, list[str]]:
+    """[providers.<name>] -> [<name>], comments and order kept; a lone provider becomes the global default."""
+    table = source.data["providers"]
+    clash = [name for name in table if name in source.data]
+    if clash:
+        raise ConfigError(
+            [
+                source.issue(
+                    (clash[0],),
+                    f"'{clash[0]}' is both a top-level key and a provider in [providers.{clash[0]}]; "
+                    "rename one, then run `cireil migrate` again",
+                )
+            ]
+        )
+    defaults = [name for name, entry in table.items() if entry.get("isGlobalDefault") is True]
+    if not defaults and len(table) > 1:
+        first = min(line for key, line in source.lines.items() if key[:1] == ("providers",))
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    ENGINE_FILE,
+                    first,
+                    f"{len(table)} providers and none has isGlobalDefault = true; mark the one turns should use "
+                    "by default, then run `cireil migrate` again",
+                )
+            ]
+        )
+    old, document = document, tomlkit.document()
+    moved: list[str] = []
+    for key, item in old.body:
+        if key is not None and key.key == "providers":
+            for inner_key, inner in item.value.body:
+                if inner_key is None:
+                    document.add(inner)
+                else:
+                    document.append(inner_key, inner)
+                    moved.append(inner_key.key)
+        elif key is None:
+            document.add(item)
+        else:
+            document.append(key, item)
+    changes = [f"moved [providers.{name}] to [{name}] (line {source.line_of('providers', name)})" for name in moved]
+    if not defaults:
+        only = moved[0]
+        _add_after_last_value(document[only], "isGlobalDefault", True)
+        changes.append(f"added 'isGlobalDefault = true' to [{only}]: the original needs one default provider")
+    env_keys = [name for name, entry in table.items() if _names_a_variable(entry.get("apiKey"))]
+    for name in env_keys:
+        changes.append(
+            f"kept [{name}] apiKey = {{ env = ... }}: cireil reads it, the original CireilClaw does not "
+            "(it needs the key itself, or a list of keys)"
+        )
+    return document, changes
+
+
+def _names_a_variable(api_key: object) -> bool:
+    return any(isinstance(k, dict) for k in (api_key if isinstance(api_key, list) else [api_key]))
+
+
+def _add_after_last_value(table: tomlkit.items.Table, key: str, value: object) -> None:
+    """Insert `key = value` after the table's last plain key, so it stays above trailing comments and subtables."""
+    last = None
+    for k, item in table.value.body:
+        if k is not None and not isinstance(item, tomlkit.items.Table | tomlkit.items.AoT):
+            last = k
+    if last is None:
+        table.add(key, value)
+    else:
+        table.value._insert_after(last, key, value)  # tomlkit's own positional insert; the public API appends
+
+
+def _decode(raw: bytes, rel: str = TOOLS_FILE) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError([ConfigIssue(TOOLS_FILE, line, "file is not valid UTF-8")]) from None
+        raise ConfigError([ConfigIssue(rel, line, "file is not valid UTF-8")]) from None
 
 
 def _str_replace_to_edit(document: tomlkit.TOMLDocument, source: TomlSource) -> list[str]:
@@ -130,13 +293,13 @@ def _toml(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _write_backup(agent_dir: Path, original: bytes) -> Path:
+def _write_backup(agent_dir: Path, name: str, original: bytes) -> Path:
     folder = agent_dir / BACKUP_DIR
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     for attempt in range(1000):
         suffix = f"-{attempt}" if attempt else ""
-        candidate = folder / f"tools.toml.{stamp}{suffix}.bak"
+        candidate = folder / f"{name}.{stamp}{suffix}.bak"
         try:
             # O_EXCL: two migrations in the same second must not overwrite each other's backup.
             fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -151,5 +314,5 @@ def _write_backup(agent_dir: Path, original: bytes) -> Path:
 
 
 def _atomic_replace(path: Path, data: bytes) -> None:
-    """Never a half-written tools.toml; a symlinked tools.toml stays a symlink (its target is replaced)."""
+    """Never a half-written file; a symlinked one stays a symlink (its target is replaced)."""
     atomic_write(Path(os.path.realpath(path)), data)

@@ -1,24 +1,29 @@
-"""config/engine.toml: the model providers an agent's turns talk to (reference §8.1).
+"""config/engine.toml: the model providers an agent's turns talk to, in the original CireilClaw's shape.
 
-Secrets can stay out of the file: `apiKey = { env = "NAME" }` names an environment variable. An unset
-variable is not a load error (the notebook may set it later); it fails when a request needs the key,
-naming the variable and the line that asked for it.
+Every top-level table is a provider (upstream-formats.md §2); exactly one has `isGlobalDefault = true`.
+Per-model settings nest under the provider; model names with `.`, `/` or `:` are quoted keys:
 
-    [providers.local]
-    kind = "openai"                       # the only kind this port speaks
+    [local]
+    kind = "openai"                       # "anthropic" and "openai-codex" are valid, not yet spoken by cireil
     apiBase = "http://127.0.0.1:8000/v1"
-    apiKey = { env = "OPENAI_API_KEY" }   # or "sk-...", or a list of either (rotated on HTTP 429)
+    apiKey = "sk-..."                     # or a list of keys (a pool: round-robin, 429 benches a key 30 min)
     defaultModel = "gpt-4o-mini"
-    isGlobalDefault = true                # needed only when there are several providers
+    isGlobalDefault = true
 
-    [providers.local.models."gpt-4o-mini"]
+    [local.models."gpt-4o-mini"]
     contextWindow = 128000
     reasoning = "low"                     # true | false | "xhigh" | "high" | "medium" | "low" | "minimal" | "none"
+
+cireil's one extension: `apiKey = { env = "NAME" }` (alone or inside the list) names an environment
+variable, so no secret lives in the file. The original does not read it. An unset variable is not a
+load error (the notebook may set it later); it fails when a request needs the key, naming the variable
+and the line that asked for it.
 """
 
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -33,39 +38,41 @@ from ..errors import CireilError, ConfigError, ConfigIssue
 ENGINE_FILE = "config/engine.toml"
 DEFAULT_API_KEY = "not-needed"
 REASONING_LEVELS = ("xhigh", "high", "medium", "low", "minimal", "none")
-_UNSUPPORTED_KINDS = ("anthropic", "openai-codex")
+KINDS = ("openai", "anthropic", "openai-codex")
+SPOKEN_KINDS = ("openai",)
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-_SEE = "see the engine.toml example in cireil.runtime.engine.config's docstring"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MIGRATE = "run `cireil migrate DIR` to rewrite it (comments kept, a backup first)"
 MISSING = (
-    "required file is missing; agent turns need a model provider (a minimal one: [providers.local] with "
-    'apiBase = "http://127.0.0.1:8000/v1" and defaultModel = "<model>")'
+    "required file is missing; agent turns need a model provider (a minimal one: a [local] table with "
+    'apiBase = "http://127.0.0.1:8000/v1", defaultModel = "<model>" and isGlobalDefault = true)'
 )
 
 _PROVIDER_KEYS = (
-    "kind",
     "apiBase",
     "apiKey",
+    "authId",
+    "availableModels",
+    "customHeaders",
     "defaultModel",
     "isGlobalDefault",
+    "kind",
     "maxGenerationRetries",
     "maxTurns",
-    "customHeaders",
-    "useToolChoiceAuto",
-    "availableModels",
     "models",
-    # known upstream keys this port does not act on: accepted with a warning so shared files still load
-    "useJpegForImages",
     "useFilesApi",
+    "useJpegForImages",
+    "useToolChoiceAuto",
 )
 _MODEL_KEYS = (
-    "contextWindow",
     "contextBudget",
     "contextHardBudget",
+    "contextWindow",
     "maxImagesPerRequest",
     "reasoning",
     "reasoningBudget",
-    "supportsVision",
     "supportsVideo",
+    "supportsVision",
     "toolFailThreshold",
 )
 
@@ -80,7 +87,7 @@ class KeySource:
 
     value: str | None = field(default=None, repr=False)
     env: str | None = None
-    where: str = ENGINE_FILE  # "config/engine.toml:7", for the error when the variable is unset
+    where: str = field(default=ENGINE_FILE, compare=False)  # "config/engine.toml:7", for the unset-variable error
 
     def resolve(self, environ: Mapping[str, str] | None = None) -> str:
         if self.env is None:
@@ -121,14 +128,39 @@ class ProviderConfig:
     default_model: str = ""
     max_generation_retries: int = 2
     max_turns: int = 30
-    custom_headers: dict[str, str] = field(default_factory=dict)
+    custom_headers: dict[str, str | list[str]] = field(default_factory=dict)
     use_tool_choice_auto: bool = False
     models: dict[str, ModelConfig] = field(default_factory=dict)
-    available_models: list[str] = field(default_factory=list)
+    available_models: list[str] | str = "analyze"
+    auth_id: str = "default"
+    is_global_default: bool = False
+    use_jpeg_for_images: bool = False
+    use_files_api: str | bool = False
+    line: int | None = field(default=None, compare=False)  # of its kind (or its table), for turn-time errors
 
     def model_config(self, name: str) -> ModelConfig:
-        """A model not listed under [providers.<name>.models] gets every default."""
+        """This provider's [<provider>.models.<name>] table; built-in defaults when there is none."""
         return self.models.get(name) or ModelConfig()
+
+    def unsupported(self) -> str | None:
+        """Why a turn cannot use this provider in cireil, or None when it can."""
+        if self.kind in SPOKEN_KINDS:
+            return None
+        return (
+            f"provider '{self.name}' has kind = \"{self.kind}\", which cireil does not support yet "
+            f"(it speaks only {', '.join(repr(k) for k in SPOKEN_KINDS)}); the original CireilClaw runs it. "
+            "Choose another provider for this turn (--provider NAME) or as isGlobalDefault"
+        )
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a turn talks to (upstream-formats.md §2.9) and how each part was chosen."""
+
+    provider: ProviderConfig
+    model: str
+    model_cfg: ModelConfig
+    notices: list[str]
 
 
 @dataclass
@@ -139,6 +171,34 @@ class EngineConfig:
     @property
     def default_provider(self) -> ProviderConfig:
         return self.providers[self.default]
+
+    def choose(
+        self,
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        selected_provider: str | None = None,
+        selected_model: str | None = None,
+    ) -> Choice:
+        """The original's choice: provider = override, then the session's, then the default; model =
+        override, then the session's, then the DEFAULT provider's defaultModel; model table = the chosen
+        provider's entry for that model, then the default provider's entry for its own defaultModel, then
+        the built-in defaults."""
+        notices: list[str] = []
+        default = self.default_provider
+        name = provider or selected_provider or self.default
+        if name not in self.providers:
+            notices.append(f"provider '{name}' is not in {ENGINE_FILE}; using the default provider '{self.default}'")
+            name = self.default
+        chosen = self.providers[name]
+        model_name = model or selected_model or default.default_model
+        if not (model or selected_model) and chosen is not default and model_name != chosen.default_model:
+            notices.append(
+                f"model '{model_name}' is the default provider's defaultModel, as the original picks it when no "
+                f"model is chosen; pass --model {chosen.default_model} for the default of '{chosen.name}'"
+            )
+        cfg = chosen.models.get(model_name) or default.models.get(default.default_model) or ModelConfig()
+        return Choice(chosen, model_name, cfg, notices)
 
 
 def load_engine_config(agent_dir: Path) -> EngineConfig:
@@ -155,80 +215,98 @@ def load_engine_config(agent_dir: Path) -> EngineConfig:
     return config
 
 
+def is_old_layout(data: dict) -> bool:
+    """cireil's former `[providers.<name>]` wrapper: a `providers` table holding only tables, none a provider key."""
+    table = data.get("providers")
+    return (
+        isinstance(table, dict)
+        and bool(table)
+        and all(isinstance(v, dict) for v in table.values())
+        and not any(k in _PROVIDER_KEYS for k in table)
+    )
+
+
 def parse_engine_config(source: TomlSource | None) -> tuple[EngineConfig | None, list[ConfigIssue]]:
     if source is None:
         return None, [ConfigIssue(ENGINE_FILE, None, MISSING)]
     issues: list[ConfigIssue] = []
-    for key in source.data:
-        if key != "providers":
-            issues.append(
-                _issue(
-                    source,
-                    (key,),
-                    f"unknown key '{key}'{_hint(key, ('providers',))} (expected [providers.<name>] tables)",
-                )
+    data = source.data
+    if is_old_layout(data):
+        names = ", ".join(f"[{_label(n)}]" for n in data["providers"])
+        issues.append(
+            _issue(
+                source,
+                ("providers",),
+                "this is cireil's old [providers.<name>] layout, which the original CireilClaw does not read: "
+                f"providers are top-level tables ({names}); {_MIGRATE}",
             )
-    table = source.data.get("providers")
-    if table is None:
-        issues.append(source.issue((), f"no providers: add a [providers.<name>] table ({_SEE})"))
-        return None, issues
-    if not isinstance(table, dict):
-        issues.append(source.issue(("providers",), "'providers' must be a table of [providers.<name>] tables"))
+        )
         return None, issues
     providers: dict[str, ProviderConfig] = {}
-    defaults: list[str] = []
-    for name, entry in table.items():
+    for name, entry in data.items():
         provider = _parse_provider(source, name, entry, issues)
         if provider is not None:
             providers[name] = provider
-        if isinstance(entry, dict) and entry.get("isGlobalDefault") is True:
-            defaults.append(name)
-    if not table:
-        issues.append(_issue(source, ("providers",), f"no providers: add a [providers.<name>] table ({_SEE})"))
-    default = _pick_default(source, table, defaults, issues)
+    if not data:
+        issues.append(
+            ConfigIssue(source.rel, None, "no providers: add a provider table such as [local] (see the README)")
+        )
+    default = _pick_default(source, data, issues)
     if any(i.severity == "error" for i in issues) or default is None:
         return None, issues
     return EngineConfig(providers, default), issues
 
 
-def _pick_default(source: TomlSource, table: dict, defaults: list[str], issues: list[ConfigIssue]) -> str | None:
+def _pick_default(source: TomlSource, data: dict, issues: list[ConfigIssue]) -> str | None:
+    defaults = [n for n, e in data.items() if isinstance(e, dict) and e.get("isGlobalDefault") is True]
     if len(defaults) == 1:
         return defaults[0]
     if len(defaults) > 1:
         for name in defaults[1:]:
             issues.append(
                 source.issue(
-                    ("providers", name, "isGlobalDefault"),
-                    f"only one provider may have isGlobalDefault = true; '{defaults[0]}' already has it",
+                    (name, "isGlobalDefault"),
+                    f"there is more than 1 global default provider: '{defaults[0]}' already has "
+                    "isGlobalDefault = true; assign only one provider the 'isGlobalDefault' tag",
                 )
             )
         return None
-    if len(table) == 1:
-        return next(iter(table))
-    if table:
+    if data:
+        first = next(iter(data))
         issues.append(
             _issue(
                 source,
-                ("providers",),
-                f"{len(table)} providers and none has isGlobalDefault = true; mark exactly one as the default",
+                (first,),
+                "there is no global default provider: assign exactly one provider the 'isGlobalDefault' tag "
+                f"(isGlobalDefault = true), e.g. in [{_label(first)}]",
             )
         )
     return None
 
 
-def _issue(source: TomlSource, path: tuple, message: str) -> ConfigIssue:
+def _issue(source: TomlSource, path: tuple, message: str, severity: str = "error") -> ConfigIssue:
     """Like source.issue, but a table written only through its subtables ([a.b]) is found at its first one."""
-    issue = source.issue(path, message)
-    if issue.line is None and path:
-        lines = [line for key, line in source.lines.items() if key[: len(path)] == path]
+    issue = source.issue(path, message, severity=severity)
+    prefix = path
+    while issue.line is None and prefix:
+        lines = [line for key, line in source.lines.items() if key[: len(prefix)] == prefix]
         if lines:
-            issue = ConfigIssue(issue.file, min(lines), message, key=issue.key)
+            issue = ConfigIssue(issue.file, min(lines), message, key=issue.key, severity=severity)
+        prefix = prefix[:-1]
     return issue
 
 
 def _hint(key: str, known: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    return f" (did you mean '{close[0]}'?)" if close else f" (expected one of: {', '.join(known)})"
+
+
+def _quote(part: str) -> str:
+    return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else '"' + part.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _label(*parts: str) -> str:
+    return ".".join(_quote(p) for p in parts)
 
 
 class _Checker:
@@ -239,13 +317,16 @@ class _Checker:
         self.ok = True
 
     def fail(self, key: str, message: str) -> None:
-        self.issues.append(self.source.issue((*self.where, key), message))
+        self.issues.append(_issue(self.source, (*self.where, key), message))
         self.ok = False
 
-    def label(self, key: str) -> str:
-        return ".".join((*(_quote(p) for p in self.where), key))
+    def warn(self, key: str, message: str) -> None:
+        self.issues.append(_issue(self.source, (*self.where, key), message, severity="warning"))
 
-    def integer(self, key: str, default: int | None, minimum: int) -> int | None:
+    def label(self, key: str) -> str:
+        return _label(*self.where, key)
+
+    def integer(self, key: str, default: int, minimum: int) -> int:
         if key not in self.entry:
             return default
         value = self.entry[key]
@@ -256,8 +337,8 @@ class _Checker:
 
     def fraction(self, key: str, default: float) -> float:
         value = self.entry.get(key, default)
-        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 1:
-            self.fail(key, f"{self.label(key)} must be a number in (0, 1], not {value!r}")
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0.1 <= value <= 1:
+            self.fail(key, f"{self.label(key)} must be a number from 0.1 to 1, not {value!r}")
             return default
         return float(value)
 
@@ -268,71 +349,78 @@ class _Checker:
             return default
         return value
 
-    def string(self, key: str, *, required: bool) -> str | None:
-        value = self.entry.get(key)
-        if value is None:
+    def string(self, key: str, *, required: bool, default: str = "") -> str:
+        if key not in self.entry:
             if required:
                 self.fail(key, f"{self.label(key)} is required")
-            return None
-        if not isinstance(value, str) or not value.strip():
+            return default
+        value = self.entry[key]
+        if not isinstance(value, str) or not value:
             self.fail(key, f"{self.label(key)} must be a non-empty string, not {value!r}")
-            return None
+            return default
         return value
 
-    def unknown(self, known: tuple[str, ...], what: str) -> None:
+    def unknown(self, known: tuple[str, ...]) -> None:
         for key in self.entry:
             if key not in known:
-                hint = _hint(key, known) or f" (expected: {', '.join(known)})"
-                self.fail(key, f"unknown key '{key}' in {what}{hint}")
-
-
-def _quote(part: str) -> str:
-    return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else f'"{part}"'
+                self.fail(key, f"unknown key '{key}' in [{_label(*self.where)}]{_hint(key, known)}")
 
 
 def _parse_provider(source: TomlSource, name: str, entry: Any, issues: list[ConfigIssue]) -> ProviderConfig | None:
-    where = ("providers", name)
+    where = (name,)
     if not isinstance(entry, dict):
-        issues.append(source.issue(where, f"providers.{_quote(name)} must be a table ([providers.{_quote(name)}])"))
+        issues.append(
+            _issue(
+                source,
+                where,
+                f"'{name}' must be a provider table ([{_label(name)}] with apiBase and defaultModel): the top level "
+                f"of {ENGINE_FILE} holds only provider tables, not {type(entry).__name__} values",
+            )
+        )
         return None
     check = _Checker(source, where, entry, issues)
-    check.unknown(_PROVIDER_KEYS, f"[providers.{_quote(name)}]")
+    if not name:
+        check.ok = False
+        issues.append(_issue(source, where, 'a provider name must not be empty ([""])'))
+    check.unknown(_PROVIDER_KEYS)
 
     kind = entry.get("kind", "openai")
-    if kind in _UNSUPPORTED_KINDS:
-        check.fail("kind", f"provider '{name}': kind '{kind}' is not supported by cireil yet; only 'openai' is")
-    elif kind != "openai":
-        check.fail("kind", f"provider '{name}': unknown kind {kind!r} (only 'openai' is supported)")
-
+    if kind not in KINDS:
+        hint = ' (renamed to "anthropic" upstream)' if kind == "anthropic-oauth" else ""
+        check.fail("kind", f"{check.label('kind')} must be one of {', '.join(map(repr, KINDS))}, not {kind!r}{hint}")
+    line = source.line_of(name, "kind") if "kind" in entry else _issue(source, where, "").line
     api_base = check.string("apiBase", required=True)
-    if api_base is not None:
-        parts = urlsplit(api_base)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            check.fail("apiBase", f"provider '{name}': apiBase must be an http:// or https:// URL, not {api_base!r}")
-
-    api_keys = _api_keys(check, name)
+    if api_base:
+        problem = url_problem(api_base)
+        if problem:
+            check.fail("apiBase", f"{check.label('apiBase')} {problem}")
+    api_keys = _api_keys(check)
+    auth_id = check.string("authId", required=False, default="default")
+    available = _available_models(check)
+    headers = _headers(check)
     default_model = check.string("defaultModel", required=True)
-    check.boolean("isGlobalDefault", False)
+    is_default = check.boolean("isGlobalDefault", False)
     retries = check.integer("maxGenerationRetries", 2, 0)
     max_turns = check.integer("maxTurns", 30, 1)
+    files_api = entry.get("useFilesApi", False)
+    if files_api not in (False, "kimi"):
+        check.fail("useFilesApi", f'{check.label("useFilesApi")} must be "kimi" or false, not {files_api!r}')
+    elif files_api == "kimi":
+        check.warn("useFilesApi", f"{check.label('useFilesApi')} has no effect in cireil (videos are sent inline)")
+    jpeg = check.boolean("useJpegForImages", False)
+    if jpeg:
+        check.warn("useJpegForImages", f"{check.label('useJpegForImages')} has no effect in cireil (images go as is)")
     auto = check.boolean("useToolChoiceAuto", False)
-    headers = _headers(check, name)
-    available = entry.get("availableModels", [])
-    if not isinstance(available, list) or not all(isinstance(m, str) and m for m in available):
-        check.fail("availableModels", f"provider '{name}': availableModels must be a list of model names")
-        available = []
-    for key in ("useJpegForImages", "useFilesApi"):
-        if key in entry:
-            issues.append(
-                source.issue((*where, key), f"provider '{name}': {key} has no effect in cireil", severity="warning")
-            )
 
     models: dict[str, ModelConfig] = {}
     raw_models = entry.get("models", {})
     if not isinstance(raw_models, dict):
-        check.fail("models", f"providers.{_quote(name)}.models must be a table of [providers.{name}.models.<model>]")
+        check.fail("models", f"{check.label('models')} must hold model tables ([{_label(name, 'models', '<model>')}])")
     else:
         for model, table in raw_models.items():
+            if not model:
+                check.fail("models", f'{check.label("models")}: a model name must not be empty ("")')
+                continue
             parsed = _parse_model(source, (*where, "models", model), table, issues)
             if parsed is None:
                 check.ok = False
@@ -343,28 +431,60 @@ def _parse_provider(source: TomlSource, name: str, entry: Any, issues: list[Conf
         return None
     return ProviderConfig(
         name=name,
-        kind="openai",
-        api_base=api_base or "",
+        kind=kind,
+        api_base=api_base,
         api_keys=api_keys,
-        default_model=default_model or "",
-        max_generation_retries=retries if retries is not None else 2,
-        max_turns=max_turns if max_turns is not None else 30,
+        default_model=default_model,
+        max_generation_retries=retries,
+        max_turns=max_turns,
         custom_headers=headers,
         use_tool_choice_auto=auto,
         models=models,
-        available_models=list(available),
+        available_models=available,
+        auth_id=auth_id,
+        is_global_default=is_default,
+        use_jpeg_for_images=jpeg,
+        use_files_api=files_api,
+        line=line,
     )
 
 
-def _api_keys(check: _Checker, name: str) -> list[KeySource]:
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be used as an API base (None when it can): the original accepts anything WHATWG
+    parses, but a request cireil cannot make must fail at load, not at the first turn."""
+    if _CONTROL.search(url) or " " in url:
+        return f"must be one line without spaces or control characters, not {url!r}"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises for a port beyond 65535 or one that is not a number
+    except ValueError as exc:
+        return f"is not a usable URL ({exc}): {url!r}"
+    if parts.scheme not in ("http", "https"):
+        return f"must be an http:// or https:// URL, not {url!r}"
+    host = parts.hostname or ""
+    if not host:
+        return f"must name a host, as in https://api.example.com/v1, not {url!r}"
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            return f"has a bad IPv6 address [{host}]: {url!r}"
+    if port == 0:
+        return f"has port 0, which no server listens on: {url!r}"
+    if parts.query or parts.fragment:
+        return f"must not have a ?query or #fragment (the request path is appended to it): {url!r}"
+    return None
+
+
+def _api_keys(check: _Checker) -> list[KeySource]:
     raw = check.entry.get("apiKey", DEFAULT_API_KEY)
     line = check.source.line_of(*check.where, "apiKey") or check.source.line_of(*check.where)
     where = f"{check.source.rel}:{line}" if line else check.source.rel
     items = raw if isinstance(raw, list) else [raw]
     keys: list[KeySource] = []
-    bad = f"provider '{name}': apiKey must be a string, {{ env = \"VARIABLE\" }}, or a list of those"
+    bad = f'{check.label("apiKey")} must be a non-empty string, a list of them, or {{ env = "VARIABLE" }} (cireil only)'
     if not items:
-        check.fail("apiKey", f"{bad}; the list is empty")
+        check.fail("apiKey", f"{check.label('apiKey')} must list at least one key, not []")
         return []
     for item in items:
         if isinstance(item, str) and item:
@@ -372,48 +492,71 @@ def _api_keys(check: _Checker, name: str) -> list[KeySource]:
         elif isinstance(item, dict) and set(item) == {"env"} and isinstance(item["env"], str) and item["env"]:
             keys.append(KeySource(env=item["env"], where=where))
         else:
-            check.fail(
-                "apiKey",
-                f"{bad}, not {item!r}"
-                if not isinstance(item, dict)
-                else f"{bad} (got a table with keys {', '.join(item) or 'none'})",
-            )
+            got = f"a table with keys {', '.join(item) or 'none'}" if isinstance(item, dict) else repr(item)
+            check.fail("apiKey", f"{bad}, not {got}")
             return []
     return keys
 
 
-def _headers(check: _Checker, name: str) -> dict[str, str]:
+def _available_models(check: _Checker) -> list[str] | str:
+    value = check.entry.get("availableModels", "analyze")
+    if value == "analyze":
+        return value
+    if not isinstance(value, list) or not value or not all(isinstance(m, str) and m for m in value):
+        check.fail(
+            "availableModels",
+            f'{check.label("availableModels")} must be "analyze" or a non-empty list of model names, not {value!r}',
+        )
+        return "analyze"
+    return list(value)
+
+
+def _headers(check: _Checker) -> dict[str, str | list[str]]:
     headers = check.entry.get("customHeaders", {})
+    label = check.label("customHeaders")
     if not isinstance(headers, dict):
-        check.fail("customHeaders", f"provider '{name}': customHeaders must be a table of header = \"value\"")
+        check.fail("customHeaders", f'{label} must be a table of Header = "value" (or a list of values)')
         return {}
-    clean: dict[str, str] = {}
+    clean: dict[str, str | list[str]] = {}
     for header, value in headers.items():
+        values = value if isinstance(value, list) else [value]
         if not _HEADER_NAME.match(header):
-            check.fail("customHeaders", f"provider '{name}': {header!r} is not a valid HTTP header name")
-        elif not isinstance(value, str) or "\n" in value or "\r" in value:
-            check.fail("customHeaders", f"provider '{name}': header '{header}' must be a one-line string")
+            check.fail("customHeaders", f"{label}: {header!r} is not a valid HTTP header name")
+        elif not values or not all(isinstance(v, str) and v and not _CONTROL.search(v) for v in values):
+            check.fail(
+                "customHeaders",
+                f"{label}: header '{header}' must be a non-empty one-line string or a non-empty list of them",
+            )
         else:
             clean[header] = value
     return clean
 
 
 def _parse_model(source: TomlSource, where: tuple, table: Any, issues: list[ConfigIssue]) -> ModelConfig | None:
-    label = ".".join(_quote(p) for p in where)
+    label = _label(*where)
     if not isinstance(table, dict):
-        issues.append(source.issue(where, f"{label} must be a table ([{label}])"))
+        issues.append(_issue(source, where, f"{label} must be a model table ([{label}])"))
         return None
     check = _Checker(source, where, table, issues)
-    check.unknown(_MODEL_KEYS, f"[{label}]")
+    check.unknown(_MODEL_KEYS)
     defaults = ModelConfig()
-    window = check.integer("contextWindow", None, 1)
+    window: int | None = None
+    if "contextWindow" in table:
+        raw = table["contextWindow"]
+        if not isinstance(raw, int | float) or isinstance(raw, bool) or raw != raw:
+            check.fail("contextWindow", f"{label}.contextWindow must be a number of tokens, not {raw!r}")
+        elif raw < 1:
+            check.warn("contextWindow", f"{label}.contextWindow = {raw!r} is ignored: no context fits in it")
+        else:
+            window = int(raw)
     budget = check.fraction("contextBudget", defaults.context_budget)
     hard = check.fraction("contextHardBudget", defaults.context_hard_budget)
     if check.ok and hard < budget:
-        check.fail(
-            "contextHardBudget", f"{label}.contextHardBudget ({hard}) must not be below contextBudget ({budget})"
+        check.warn(
+            "contextHardBudget",
+            f"{label}.contextHardBudget ({hard}) is below contextBudget ({budget}): every prune overshoots",
         )
-    images = check.integer("maxImagesPerRequest", None, 0)
+    images = check.integer("maxImagesPerRequest", 0, 1) or None
     reasoning = table.get("reasoning", True)
     if not isinstance(reasoning, bool) and reasoning not in REASONING_LEVELS:
         check.fail(
@@ -421,7 +564,7 @@ def _parse_model(source: TomlSource, where: tuple, table: Any, issues: list[Conf
             f"{label}.reasoning must be true, false or one of {', '.join(map(repr, REASONING_LEVELS))}, "
             f"not {reasoning!r}",
         )
-    reasoning_budget = check.integer("reasoningBudget", defaults.reasoning_budget, 1)
+    reasoning_budget = check.integer("reasoningBudget", defaults.reasoning_budget, 0)
     vision = check.boolean("supportsVision", defaults.supports_vision)
     video = check.boolean("supportsVideo", defaults.supports_video)
     threshold = check.integer("toolFailThreshold", defaults.tool_fail_threshold, 1)
@@ -433,8 +576,8 @@ def _parse_model(source: TomlSource, where: tuple, table: Any, issues: list[Conf
         context_hard_budget=hard,
         max_images_per_request=images,
         reasoning=reasoning,
-        reasoning_budget=reasoning_budget or defaults.reasoning_budget,
+        reasoning_budget=reasoning_budget,
         supports_vision=vision,
         supports_video=video,
-        tool_fail_threshold=threshold or defaults.tool_fail_threshold,
+        tool_fail_threshold=threshold,
     )

@@ -23,6 +23,7 @@ from ..errors import CireilError
 from ..mcp.sse import SseParser
 from ..messages import assistant_message
 from .config import MissingApiKey, ModelConfig, ProviderConfig
+from .keypool import AllKeysRateLimited, KeyPools
 
 _DRAIN_GRACE_S = 1.0
 TIMEOUT_S = 600.0
@@ -354,12 +355,22 @@ class _Accumulator:
 class OpenAIProvider:
     """Calls one provider for one model; remembers what the backend refused (tool_choice, streaming)."""
 
-    def __init__(self, provider: ProviderConfig, model: str, *, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        provider: ProviderConfig,
+        model: str,
+        *,
+        client: httpx.AsyncClient | None = None,
+        model_cfg: ModelConfig | None = None,
+        pools: KeyPools | None = None,
+    ) -> None:
         self.provider = provider
         self.model = model
+        # the model table the turn chose (§2.9: it may be the default provider's); None = this provider's own
+        self.model_cfg = model_cfg
         self._client = client
         self._owns_client = client is None
-        self._key_index = 0
+        self._pool = (pools or KeyPools()).get(provider.api_keys)
         self._auto_tool_choice = False  # a 400 about tool_choice switched this provider to "auto"
         self._stream = True  # a 400 about streaming switched this provider to plain JSON
         self.last_request_body: dict = {}
@@ -390,41 +401,56 @@ class OpenAIProvider:
             client, self._client = self._client, None
             await client.aclose()
 
-    def _headers(self, key: str) -> dict[str, str]:
-        return {
-            "Content-Type": "application/json",
-            "Authorization": f"Bearer {key}",
-            **BASE_HEADERS,
-            **self.provider.custom_headers,
-        }
+    def _headers(self, key: str) -> list[tuple[str, str]]:
+        """Built-in headers, then customHeaders, which replace a built-in of the same name; a list value
+        is sent as one header line per element (upstream-formats.md §2.6)."""
+        # Content-Type stays: the body is JSON whatever the table says (the original's SDK sets it last too)
+        custom = {n: v for n, v in self.provider.custom_headers.items() if n.lower() != "content-type"}
+        overridden = {name.lower() for name in custom}
+        builtin = {"Authorization": f"Bearer {key}", **BASE_HEADERS}
+        out = [("Content-Type", "application/json")]
+        out += [(name, value) for name, value in builtin.items() if name.lower() not in overridden]
+        for name, value in custom.items():
+            out += [(name, v) for v in value] if isinstance(value, list) else [(name, value)]
+        return out
 
-    def _api_key(self) -> str:
-        keys = self.provider.api_keys
+    def _api_key(self, index: int) -> str:
         try:
-            return keys[self._key_index % len(keys)].resolve()
+            return self.provider.api_keys[index].resolve()
         except MissingApiKey as exc:
             raise ProviderError(f"provider '{self.provider.name}': {exc}") from None
 
+    def _take_key(self) -> int:
+        try:
+            return self._pool.take()
+        except AllKeysRateLimited as exc:
+            raise ProviderError(f"provider '{self.provider.name}': {exc}", status=429) from None
+
     async def complete(self, request: ModelRequest, *, on_delta: Callable[[dict], None] | None = None) -> ModelReply:
         request = replace(request, model=request.model or self.model)
-        model_cfg = self.provider.model_config(request.model)
-        rate_limited = 0
+        if self.model_cfg is not None and request.model == self.model:
+            model_cfg = self.model_cfg
+        else:
+            model_cfg = self.provider.model_config(request.model)
+        tried: set[int] = set()
         switched_tool_choice = False
+        index = self._take_key()
         while True:
             sent = replace(request, tool_choice="auto") if self._auto_tool_choice else request
             body = build_request_body(self.provider, model_cfg, sent, stream=self._stream, cache=self._translations)
             self.last_request_body = body
             try:
-                return await self._post(body, self._api_key(), on_delta)
+                return await self._post(body, self._api_key(index), on_delta)
             except _HttpError as err:
                 lower = err.message.lower()
                 if err.status == 429:
-                    rate_limited += 1
+                    self._pool.bench(index)
+                    tried.add(index)
                     count = len(self.provider.api_keys)
-                    if rate_limited >= count:
+                    if len(tried) >= count or not self._pool.available:
                         keys = "the only API key" if count == 1 else f"all {count} API keys"
                         raise self._error(f"rate limited (HTTP 429) on {keys}: {err.message}", err, body) from None
-                    self._key_index = (self._key_index + 1) % count
+                    index = self._take_key()
                     continue
                 refused_choice = err.status == 400 and "tool_choice" in lower and not switched_tool_choice
                 if refused_choice and body.get("tool_choice") not in (None, "auto"):
@@ -434,7 +460,8 @@ class OpenAIProvider:
                     self._stream = False
                     continue
                 raise self._error(f"HTTP {err.status} from {self.url}: {err.message}", err, body) from None
-            except ProviderError as exc:
+            except ProviderError as exc:  # a reply came but was unusable: the next request takes this key again
+                self._pool.reuse(index)
                 exc.request_body = body
                 raise
             except httpx.TimeoutException as exc:

@@ -49,6 +49,9 @@ class Engine:
         self._lock: asyncio.Lock | None = None  # created on the runtime loop, where turns run
         self._clients: dict[tuple, OpenAIProvider] = {}
         self._token_cache: dict = {}
+        from .keypool import KeyPools
+
+        self._pools = KeyPools()  # rate-limited keys stay benched across turns, shared by equal key lists
         self.background: list[dict] = []  # events of turns nobody is watching (scheduled, invoked)
         self.on_background: Callable[[dict], None] | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -65,31 +68,32 @@ class Engine:
     def resolve(
         self, session: Session, provider: str | None = None, model: str | None = None
     ) -> tuple[ProviderConfig, str, ModelConfig, list[str]]:
-        """Provider: override, then the session's choice, then the default (reference §8.1)."""
-        config = self.config()
-        notices = []
-        name = provider or session.provider or config.default
-        if name not in config.providers:
-            notices.append(f"provider '{name}' is not in config/engine.toml; using '{config.default}'")
-            name = config.default
-        chosen = config.providers[name]
-        model_name = model or session.model or chosen.default_model
-        return chosen, model_name, chosen.model_config(model_name), notices
+        """Provider, model and model table as the original chooses them (upstream-formats.md §2.9).
 
-    def client(self, provider: ProviderConfig, model: str) -> OpenAIProvider:
+        A provider of a kind cireil does not speak yet fails here, before anything is sent or committed."""
+        from ..errors import ConfigError, ConfigIssue
+        from .config import ENGINE_FILE
+
+        choice = self.config().choose(provider, model, selected_provider=session.provider, selected_model=session.model)
+        problem = choice.provider.unsupported()
+        if problem is not None:
+            raise ConfigError([ConfigIssue(ENGINE_FILE, choice.provider.line, problem)])
+        return choice.provider, choice.model, choice.model_cfg, choice.notices
+
+    def client(self, provider: ProviderConfig, model: str, model_cfg: ModelConfig | None = None) -> OpenAIProvider:
         """The provider client of this model, kept between turns (its connections too); an edit of the
         provider's settings in engine.toml gets a fresh one, and the old one's connections are closed."""
         from .provider import OpenAIProvider
 
         key = (provider.name, model)
         found = self._clients.get(key)
-        if found is not None and found.provider != provider:
+        if found is not None and (found.provider != provider or found.model_cfg != model_cfg):
             closing = asyncio.ensure_future(found.aclose())  # called on the runtime loop, by run_turn
             self._tasks.add(closing)
             closing.add_done_callback(self._tasks.discard)
             found = None
         if found is None:
-            found = self._clients[key] = OpenAIProvider(provider, model)
+            found = self._clients[key] = OpenAIProvider(provider, model, model_cfg=model_cfg, pools=self._pools)
         return found
 
     # -- requests -----------------------------------------------------------------------------------
@@ -164,7 +168,7 @@ class Engine:
                 provider=chosen,
                 model=model_name,
                 model_cfg=model_cfg,
-                client=self.client(chosen, model_name),
+                client=self.client(chosen, model_name, model_cfg),
                 tools=self.agent.current_tools(),
                 notices=notices + more,
             )
