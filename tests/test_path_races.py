@@ -201,3 +201,43 @@ def test_temporary_files_are_hidden_refused_and_swept(agent_dir):
     removed = safefs.sweep_stale([str(agent_dir)])
     assert removed == [str(dead)]
     assert live.exists()
+
+
+KILLED_WRITER = """\
+import os, sys, time
+import cireil
+agent = cireil.load(sys.argv[1])
+real_fsync = os.fsync
+def stall(fd):
+    print("writing", flush=True)
+    time.sleep(60)  # killed here: the temporary file is complete on disk but never renamed
+os.fsync = stall
+agent.call("write", path="/workspace/big.bin", content="z" * 40_000_000)
+"""
+
+
+def test_a_write_killed_midway_leaves_nothing_visible_and_the_next_load_removes_it(agent_dir):
+    import subprocess
+    import sys
+
+    import cireil
+
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(agent_dir)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "writing\n"
+    finally:
+        proc.kill()
+        proc.wait(10)
+    ws = agent_dir / "workspace"
+    leftovers = [p for p in ws.iterdir() if safefs.is_temp_name(p.name)]
+    assert len(leftovers) == 1 and leftovers[0].stat().st_size == 40_000_000
+    agent = cireil.load(agent_dir)
+    try:
+        listing = agent.call("list-dir", path="/workspace").data
+        assert [e["name"] for e in listing["entries"]] == ["docs", "hello.txt"]
+        assert agent.sweep is not None
+        agent.sweep.join(30)
+        assert agent.sweep.removed == [str(leftovers[0])]
+        assert not leftovers[0].exists() and not (ws / "big.bin").exists()
+    finally:
+        agent.close()

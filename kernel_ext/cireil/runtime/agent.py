@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import frontmatter, registry
+from . import frontmatter, registry, safefs
 from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_toml
@@ -134,6 +134,14 @@ def _content_warnings(layout: AgentLayout, *, skills: bool) -> list[ConfigIssue]
             except (frontmatter.FrontmatterError, UnicodeDecodeError, OSError) as exc:
                 out.append(ConfigIssue(rel, 1, f"invalid frontmatter, skill omitted: {exc}", severity="warning"))
     return out
+
+
+def _sweep_temp_files(layout: AgentLayout, snapshot: Snapshot) -> safefs.Sweep:
+    """Remove what writes interrupted by a crash or kill -9 left behind (in the background)."""
+    writable = [str(m.source) for m in snapshot.sandbox.mounts if not m.read_only]
+    sweep = safefs.Sweep([str(layout.directory), *writable])
+    sweep.start()
+    return sweep
 
 
 def _discover(servers: list[McpServer], source: Any) -> Discovered:
@@ -296,6 +304,7 @@ class Agent:
         self.generation = 0  # bumped whenever the enabled tool set changes
         self.tool_state: dict[str, Any] = {}  # what tools keep between calls (edit's dry-run previews)
         self.closed = False
+        self.sweep: safefs.Sweep | None = None  # the removal of stale temporary files started at load
 
     @classmethod
     def load(cls, path: str | Path, *, session: Session | str | None = None, tools: Iterable[Tool] = ()) -> Agent:
@@ -306,6 +315,7 @@ class Agent:
             raise ConfigError(issues)
         store = _open_store(layout, snapshot)
         agent = cls(layout, snapshot, session or NOTEBOOK_SESSION, extra, store)
+        agent.sweep = _sweep_temp_files(layout, snapshot)
         if store is not None and store.jobs():
             agent.engine.scheduler.start()  # past-due jobs run now, later ones are armed
         return agent

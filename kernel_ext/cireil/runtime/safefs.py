@@ -20,6 +20,7 @@ import errno
 import os
 import secrets
 import stat
+import threading
 from dataclasses import dataclass
 
 from .errors import ToolError
@@ -314,3 +315,16 @@ def sweep_stale(directories: list[str], *, max_entries: int = 200_000) -> list[s
             except OSError:
                 continue
     return removed
+
+
+class Sweep(threading.Thread):
+    """sweep_stale in the background, so that loading an agent with a large workspace stays instant."""
+
+    def __init__(self, directories: list[str]) -> None:
+        super().__init__(name="cireil-temp-sweep", daemon=True)
+        self.directories = directories
+        self.removed: list[str] = []
+
+    def run(self) -> None:
+        with contextlib.suppress(Exception):  # housekeeping: never a reason for anything else to fail
+            self.removed = sweep_stale(self.directories)
