@@ -328,3 +328,30 @@ class Sweep(threading.Thread):
     def run(self) -> None:
         with contextlib.suppress(Exception):  # housekeeping: never a reason for anything else to fail
             self.removed = sweep_stale(self.directories)
+
+
+CONFIG_LIMIT = 1 << 20  # bytes: far beyond any real configuration or instruction file
+
+
+class FileTooLarge(OSError):
+    """Over the size a file of its kind may have."""
+
+
+def read_host_file(path: str | os.PathLike, limit: int = CONFIG_LIMIT) -> bytes:
+    """A configuration or instruction file of the agent: regular files only, never blocking, size-capped.
+
+    Symlinks are followed (these files are the person's, not the agent's); a directory, FIFO,
+    socket or device raises NotRegularFile at once, a file over `limit` bytes FileTooLarge.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        data = read_fd(fd, limit)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise FileTooLarge(errno.EFBIG, f"larger than {limit} bytes", str(path))
+    return data
