@@ -56,7 +56,13 @@ def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
         return unsandboxed_launch(agent_dir=ctx.agent_dir, command=command, args=args, env=env)
     env = base_env(config.hostEnvPassthrough, dotenv, "/workspace")
     return bwrap_launch(
-        agent_dir=ctx.agent_dir, slug=ctx.slug, sandbox=ctx.sandbox, command=command, args=args, env=env
+        agent_dir=ctx.agent_dir,
+        slug=ctx.slug,
+        sandbox=ctx.sandbox,
+        command=command,
+        args=args,
+        env=env,
+        max_processes=config.maxProcesses,
     )
 
 
