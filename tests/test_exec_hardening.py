@@ -213,3 +213,15 @@ def test_the_output_cap_is_configurable(tmp_path):
 def test_the_new_limits_are_validated_with_file_and_line(tmp_path, line, message):
     report = cireil.dry_run(exec_agent(tmp_path, exec_table=line + "\n"))
     assert message in [str(i) for i in report.errors]
+
+
+@pytest.mark.skipif(
+    not ROOT or os.environ.get("CIREIL_UNPRIVILEGED_RUN") == "1", reason="only a root run re-runs itself as nobody"
+)
+def test_the_sandbox_and_path_tests_also_hold_as_an_unprivileged_user():
+    import unprivileged
+
+    files = ["test_exec_hardening.py", "test_path_races.py", "test_config_files.py", "test_exec_sandbox.py"]
+    done = unprivileged.run([f"tests/{f}" for f in files] + ["-q", "-x"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout
