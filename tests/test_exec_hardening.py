@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,23 @@ def test_the_sandbox_and_path_tests_also_hold_as_an_unprivileged_user():
     done = unprivileged.run([f"tests/{f}" for f in files] + ["-q", "-x"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+def test_backend_none_contains_detached_processes_as_root_or_says_it_cannot(tmp_path):
+    agent = cireil.load(exec_agent(tmp_path, backend="none", binaries=["sh", "sleep", "setsid"]))
+    marker = "876.375"
+    try:
+        data = sh(agent, f"setsid sleep {marker} > /dev/null 2>&1 < /dev/null & echo started")
+        assert data["stdout"] == "started\n" and "WITHOUT a sandbox" in data["warning"]
+        if ROOT:  # a pid namespace of its own: the detached sleep ended with the call
+            deadline = time.monotonic() + 5
+            while processes_with(marker) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert processes_with(marker) == []
+            assert "detaches" not in data["warning"]
+        else:  # nothing can hold it: every result says so
+            assert "detaches (setsid, a double fork) is not stopped" in data["warning"]
+    finally:
+        for pid in processes_with(marker):
+            os.kill(pid, 9)
+        agent.close()

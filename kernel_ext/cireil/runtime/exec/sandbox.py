@@ -52,6 +52,12 @@ NO_SANDBOX_WARNING = (
     'backend = "none" in config/sandbox.toml: this command ran WITHOUT a sandbox, with the kernel\'s '
     "permissions on the host (only the environment was restricted). Use it only in trusted tutorial environments."
 )
+# Without a pid namespace nothing holds a process that leaves the command's process group (setsid,
+# a double fork): it outlives the call. Said on every result where that is the case.
+NO_SANDBOX_DAEMONS = (
+    " A process the command starts in the background and detaches (setsid, a double fork) is not stopped "
+    "when the call ends, and there is no process limit."
+)
 
 
 @dataclass(frozen=True)
@@ -224,15 +230,25 @@ def _limit_processes(argv: list[str], binary_at: int, max_processes: int) -> lis
         if prlimit is None:
             return argv
         return [*argv[:binary_at], prlimit, f"--nproc={max_processes}:{max_processes}", "--", *argv[binary_at:]]
-    if not _pidns_limit_works():
-        return argv
+    return _own_pid_namespace(argv, max_processes if _pidns_limit_works() else None) or argv
+
+
+def _own_pid_namespace(argv: list[str], pid_limit: int | None) -> list[str] | None:
+    """As root: run `argv` as the first process of a pid namespace of its own, so that it and every
+    process it starts (daemons that left its process group included) die when it is killed or
+    exits; with `pid_limit`, the namespace also holds at most about that many processes.
+    None when unshare(1) is not there."""
     unshare = shutil.which("unshare", path=SANDBOX_PATH)
-    assert unshare is not None  # _pidns_limit_works found it
-    pid_max = max_processes + RESERVED_PIDS + 1
+    if unshare is None or os.geteuid() != 0:
+        return None
+    head = [unshare, "--pid", "--fork", "--kill-child", "--"]
+    if pid_limit is None:
+        return [*head, *argv]
+    pid_max = pid_limit + RESERVED_PIDS + 1
     # `$$ = 1`: the shell is the first process of the new pid namespace, so the write cannot reach
     # any other namespace's pid_max
     script = f'[ "$$" = 1 ] && echo {pid_max} > /proc/sys/kernel/pid_max && exec "$@"'
-    return [unshare, "--pid", "--fork", "--kill-child", "--", "/bin/sh", "-c", script, "sh", *argv]
+    return [*head, "/bin/sh", "-c", script, "sh", *argv]
 
 
 def bwrap_path() -> str | None:
@@ -305,8 +321,20 @@ def bwrap_launch(
     return Launch(argv=argv, env={}, cwd=str(root))
 
 
-def unsandboxed_launch(*, agent_dir: Path, command: str, args: list[str], env: Mapping[str, str]) -> Launch:
-    """backend = "none": the same environment allowlist, no isolation, and a warning on every result."""
+def unsandboxed_launch(
+    *, agent_dir: Path, command: str, args: list[str], env: Mapping[str, str], max_processes: int | None = None
+) -> Launch:
+    """backend = "none": the same environment allowlist, no isolation, and a warning on every result.
+
+    As root the command still gets a pid namespace of its own (unshare), which ends every process
+    it started with it and bounds their number; otherwise detached processes can outlive the call.
+    """
     binary = locate(command)
     workspace = Path(os.path.realpath(agent_dir)) / "workspace"
-    return Launch(argv=[binary, *args], env=dict(env), cwd=str(workspace), warning=NO_SANDBOX_WARNING)
+    limit = max_processes if max_processes is not None and _pidns_limit_works() else None
+    contained = _own_pid_namespace([binary, *args], limit)
+    if contained is not None:
+        return Launch(argv=contained, env=dict(env), cwd=str(workspace), warning=NO_SANDBOX_WARNING)
+    return Launch(
+        argv=[binary, *args], env=dict(env), cwd=str(workspace), warning=NO_SANDBOX_WARNING + NO_SANDBOX_DAEMONS
+    )
