@@ -241,3 +241,20 @@ def test_a_write_killed_midway_leaves_nothing_visible_and_the_next_load_removes_
         assert not leftovers[0].exists() and not (ws / "big.bin").exists()
     finally:
         agent.close()
+
+
+def test_the_exec_output_dir_is_created_without_following_a_swapped_in_symlink(agent_dir, tmp_path, monkeypatch):
+    """Resolve sees /workspace/out missing; before the spill directory is made, `out` becomes a link out."""
+    from cireil.runtime.errors import ToolError
+    from cireil.runtime.exec.spill import SpillDir
+    from cireil.runtime.paths import SandboxPaths
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    paths = SandboxPaths(agent_dir)
+    checked = paths.resolve_for_write("/workspace/out/spill")
+    (agent_dir / "workspace" / "out").symlink_to(outside)
+    monkeypatch.setattr(paths, "resolve_for_write", lambda _path: checked)
+    with pytest.raises(ToolError, match="changed while it was being opened"):
+        SpillDir(paths, "/workspace/out/spill", "ls")
+    assert list(outside.iterdir()) == []
