@@ -120,6 +120,15 @@ def open_regular(target: Target) -> tuple[int, os.stat_result]:
         raise IsADirectoryError(errno.EISDIR, "Is a directory", target.sandbox)
     dfd, name = open_parent(target)
     try:
+        # look before opening, so that a device node is not even opened (opening some has effects);
+        # the fstat below still decides, should the name be swapped in between
+        seen = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if stat.S_ISDIR(seen.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", target.sandbox)
+        if stat.S_ISLNK(seen.st_mode):
+            raise _changed(target.sandbox)
+        if not stat.S_ISREG(seen.st_mode):
+            raise NotRegularFile(errno.EINVAL, "Not a regular file", target.sandbox)
         try:
             fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
         except OSError as exc:
