@@ -97,3 +97,27 @@ def test_the_system_prompt_skips_a_fifo_skill_at_once(tmp_path):
     agent = make_agent(tmp_path)
     replace_with(agent / "skills" / "notes" / "SKILL.md", "fifo")
     assert "not a regular file" in str(_skill_fields(agent / "skills" / "notes" / "SKILL.md"))
+
+
+REFRESH = """\
+import sys
+import cireil
+from cireil.runtime.errors import ConfigError
+agent = cireil.load(sys.argv[1])
+import os
+os.unlink(sys.argv[1] + "/config/tools.toml")
+os.mkfifo(sys.argv[1] + "/config/tools.toml")
+try:
+    agent.call("list-dir", path="/workspace")
+    print("no error")
+except ConfigError as exc:
+    print(exc)
+"""
+
+
+def test_a_config_file_turned_into_a_fifo_after_load_fails_the_next_call_at_once(tmp_path):
+    agent = make_agent(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", REFRESH, str(agent)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "config/tools.toml: not a regular file" in done.stdout, done.stdout + done.stderr
