@@ -170,13 +170,26 @@ def _private_dev() -> str | None:
     """
     if _private_dev_dir and all(os.path.exists(os.path.join(_private_dev_dir[0], n)) for n in _DEV_NODES):
         return _private_dev_dir[0]
-    try:
-        import atexit
-        import stat as stat_mod
-        import tempfile
+    import tempfile
 
-        directory = tempfile.mkdtemp(prefix="cireil-dev-")
-        atexit.register(shutil.rmtree, directory, True)
+    for parent in dict.fromkeys((tempfile.gettempdir(), "/var/tmp")):  # the first one not mounted nodev
+        directory = _make_dev_nodes(parent)
+        if directory is not None:
+            _private_dev_dir[:] = [directory]
+            return directory
+    return None
+
+
+def _make_dev_nodes(parent: str) -> str | None:
+    import atexit
+    import stat as stat_mod
+    import tempfile
+
+    try:
+        directory = tempfile.mkdtemp(prefix="cireil-dev-", dir=parent)
+    except OSError:
+        return None
+    try:
         for name, (major, minor) in _DEV_NODES.items():
             node = os.path.join(directory, name)
             os.mknod(node, stat_mod.S_IFCHR | 0o666, os.makedev(major, minor))
@@ -185,9 +198,10 @@ def _private_dev() -> str | None:
         with open(os.path.join(directory, "null"), "wb") as probe:  # a nodev filesystem would refuse this
             probe.write(b"x")
     except OSError:
+        shutil.rmtree(directory, ignore_errors=True)
         return None
     os.chmod(directory, 0o755)
-    _private_dev_dir[:] = [directory]
+    atexit.register(shutil.rmtree, directory, True)
     return directory
 
 
