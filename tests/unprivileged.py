@@ -9,6 +9,7 @@ private HOME and base temp directory that user owns. Not root: pytest runs as is
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -40,12 +41,12 @@ def _blocked(paths: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _reachable(blocked: list[tuple[str, str]]) -> list[str]:
+def _reachable(blocked: list[tuple[str, str]], scratch: str) -> list[str]:
     """A shell prelude, run as root in a private mount namespace: each blocked directory becomes a
     tmpfs holding only the one child we need (the rest of it stays hidden, as it was)."""
     lines = ["set -e"]
     for number, (directory, child) in enumerate(blocked):
-        stage = f"/run/cireil-unprivileged-{os.getpid()}-{number}"
+        stage, directory, child = (shlex.quote(p) for p in (f"{scratch}/stage-{number}", directory, child))
         lines += [
             f"mkdir -p {stage}",
             f"mount --bind {child} {stage}",
@@ -84,7 +85,7 @@ def command(pytest_args: list[str]) -> tuple[list[str], dict[str, str], str | No
     needed = [sys.executable, sys.prefix, sys.base_prefix, str(HERE.parent), *env.get("PYTHONPATH", "").split(":")]
     blocked = _blocked([p for p in needed if p])
     if blocked:
-        prelude = "\n".join([*_reachable(blocked), 'exec "$@"'])
+        prelude = "\n".join([*_reachable(blocked, scratch), 'exec "$@"'])
         wrapped = ["unshare", "--mount", "--propagation", "private", "sh", "-c", prelude, "sh", *wrapped]
     return wrapped, env, scratch
 
