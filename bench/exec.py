@@ -25,9 +25,11 @@ from pathlib import Path
 
 import cireil
 from cireil.runtime.config.sandbox_config import SandboxConfig
+from cireil.runtime.config.tools_config import ExecConfig
 from cireil.runtime.exec.sandbox import base_env, bwrap_launch
 
-TOOLS = "list-dir = true\n[exec]\nenabled = true\ntimeout = 2000\n"
+# maxOutputBytes: (b) measures the spill path, so the per-call cap must not cut it short
+TOOLS = "list-dir = true\n[exec]\nenabled = true\ntimeout = 2000\nmaxOutputBytes = 17179869184\n"
 SANDBOX = 'backend = "bwrap"\n[bwrap]\nbinaries = ["true", "sh", "sleep", "head"]\n'
 
 
@@ -56,7 +58,7 @@ def medians_ms(fns: dict, runs: int) -> dict[str, float]:
 
 def overhead(agent_dir: Path, runs: int) -> None:
     agent = cireil.load(agent_dir)
-    launch = bwrap_launch(
+    common = dict(
         agent_dir=agent_dir,
         slug="benchagent",
         sandbox=SandboxConfig(binaries=("true",)),
@@ -64,9 +66,13 @@ def overhead(agent_dir: Path, runs: int) -> None:
         args=[],
         env=base_env((), {}, "/workspace"),
     )
+    # the same sandbox the tool starts, process limit included (as root: a pid namespace of its own)
+    launch = bwrap_launch(**common, max_processes=ExecConfig().maxProcesses)
+    unlimited = bwrap_launch(**common)
     found = medians_ms(
         {
             "bare": lambda: subprocess.run(["true"], check=True),
+            "unlimited": lambda: subprocess.run(unlimited.argv, env={}, check=True),
             "bwrap": lambda: subprocess.run(launch.argv, env={}, check=True),
             "captured": lambda: subprocess.run(launch.argv, env={}, capture_output=True, start_new_session=True),
             "tool": lambda: agent.call("exec", command="true"),
@@ -76,7 +82,8 @@ def overhead(agent_dir: Path, runs: int) -> None:
     bare, bwrap, captured, tool = found["bare"], found["bwrap"], found["captured"], found["tool"]
     print("(a) exec true, median of", runs)
     print(f"    bare subprocess.run(['true'])  {bare:7.2f} ms")
-    print(f"    bare bwrap ... true            {bwrap:7.2f} ms")
+    print(f"    bare bwrap ... true, no limit  {found['unlimited']:7.2f} ms")
+    print(f"    bare bwrap ... true            {bwrap:7.2f} ms   (with the process limit)")
     print(f"    same, output captured          {captured:7.2f} ms   (pipes + own session, as any capture needs)")
     print(f"    tool exec true                 {tool:7.2f} ms   = {tool / bwrap:.2f}x bare bwrap (target <= 1.3x)")
     agent.close()

@@ -258,7 +258,7 @@ def test_a_failed_write_leaves_the_file_whole(agent, monkeypatch):
     f = ws(agent, "a.py")
     f.write_text("x = 1\n")
 
-    def broken_replace(src, dst):
+    def broken_replace(src, dst, **dir_fds):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)

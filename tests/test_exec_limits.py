@@ -90,7 +90,7 @@ MEASURE = textwrap.dedent("""\
     ids=["one-line", "many-lines"],
 )
 def test_huge_output_is_captured_with_bounded_memory(tmp_path, script):
-    agent = exec_agent(tmp_path)
+    agent = exec_agent(tmp_path, exec_table="maxOutputBytes = 300000000\n")  # all of it on disk, for this test
     done = subprocess.run(
         [sys.executable, "-c", MEASURE, str(agent), script], capture_output=True, text=True, timeout=60, check=True
     )

@@ -239,12 +239,12 @@ def test_write_failure_leaves_old_content_and_no_temp_files(agent_dir, ctx, monk
 
 
 def test_write_failure_on_rename_cleans_up(agent_dir, ctx, monkeypatch):
-    def refuse(src, dst):
+    def refuse(src, dst, **dir_fds):
         raise PermissionError(13, "Permission denied", dst)
 
     monkeypatch.setattr(fsutil.os, "replace", refuse)
     result = run("write", {"path": "/workspace/hello.txt", "content": "x"}, ctx)
-    assert result == {"error": "Permission denied: '<sandbox>/workspace/hello.txt'", "success": False}
+    assert result == {"error": "EACCES: cannot write '/workspace/hello.txt': Permission denied", "success": False}
     assert sorted(os.listdir(agent_dir / "workspace")) == ["docs", "hello.txt"]
     assert (agent_dir / "workspace" / "hello.txt").read_text() == "hello\n"
 

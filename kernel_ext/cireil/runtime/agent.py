@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import frontmatter, registry
+from . import frontmatter, registry, safefs
 from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
-from .config.tomlsource import TomlSyntaxError, read_toml
+from .config.tomlsource import TomlSyntaxError, read_config_bytes, read_toml
 from .config.tools_config import TOOLS_FILE, ToolsConfig, parse_tools_config
 from .conversation import Conversation
 from .errors import ConfigError, ConfigIssue, UnknownToolError
@@ -47,8 +47,10 @@ def _fingerprint(directory: Path, rel: str) -> bytes | None:
     """What the file holds, in short. Content, not mtime: timestamps are as coarse as a kernel tick,
     so two quick edits of the same size would otherwise look like no change at all."""
     try:
-        data = (directory / rel).read_bytes()
-    except FileNotFoundError:
+        data = read_config_bytes(directory, rel)
+    except TomlSyntaxError as exc:  # a directory or FIFO: fingerprinted by the problem, reported on re-read
+        data = str(exc).encode()
+    if data is None:
         return None
     return hashlib.blake2b(data, digest_size=16).digest()
 
@@ -114,7 +116,7 @@ def _content_warnings(layout: AgentLayout, *, skills: bool) -> list[ConfigIssue]
     for name in BLOCK_NAMES:
         rel = f"blocks/{name}.md"
         try:
-            text = (d / rel).read_text(encoding="utf-8")
+            text = safefs.read_host_file(d / rel).decode("utf-8")
         except FileNotFoundError:
             out.append(ConfigIssue(rel, None, "missing: agent turns need all five base blocks", severity="warning"))
             continue
@@ -130,10 +132,18 @@ def _content_warnings(layout: AgentLayout, *, skills: bool) -> list[ConfigIssue]
         for skill_file in sorted(skills_dir.glob("*/SKILL.md")):
             rel = skill_file.relative_to(d).as_posix()
             try:
-                frontmatter.parse(skill_file.read_text(encoding="utf-8"), frontmatter.SKILL)
+                frontmatter.parse(safefs.read_host_file(skill_file).decode("utf-8"), frontmatter.SKILL)
             except (frontmatter.FrontmatterError, UnicodeDecodeError, OSError) as exc:
                 out.append(ConfigIssue(rel, 1, f"invalid frontmatter, skill omitted: {exc}", severity="warning"))
     return out
+
+
+def _sweep_temp_files(layout: AgentLayout, snapshot: Snapshot) -> safefs.Sweep:
+    """Remove what writes interrupted by a crash or kill -9 left behind (in the background)."""
+    writable = [str(m.source) for m in snapshot.sandbox.mounts if not m.read_only]
+    sweep = safefs.Sweep([str(layout.directory), *writable])
+    sweep.start()
+    return sweep
 
 
 def _discover(servers: list[McpServer], source: Any) -> Discovered:
@@ -299,6 +309,7 @@ class Agent:
         self.generation = 0  # bumped whenever the enabled tool set changes
         self.tool_state: dict[str, Any] = {}  # what tools keep between calls (edit's dry-run previews)
         self.closed = False
+        self.sweep: safefs.Sweep | None = None  # the removal of stale temporary files started at load
 
     @classmethod
     def load(cls, path: str | Path, *, session: Session | str | None = None, tools: Iterable[Tool] = ()) -> Agent:
@@ -309,6 +320,7 @@ class Agent:
             raise ConfigError(issues)
         store = _open_store(layout, snapshot)
         agent = cls(layout, snapshot, session or NOTEBOOK_SESSION, extra, store)
+        agent.sweep = _sweep_temp_files(layout, snapshot)
         if store is not None and store.jobs():
             agent.engine.scheduler.start()  # past-due jobs run now, later ones are armed
         return agent

@@ -10,6 +10,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import safefs
 from .errors import ToolError
 from .outline import build_outline, find_section, section_text
 from .paths import SandboxPaths
@@ -67,9 +68,9 @@ def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing
     notes: list[str] = []
     for path in list(session.opened_files):
         try:
-            host = paths.resolve(path).host
-            info = host.stat()
-            ok = stat.S_ISREG(info.st_mode)
+            resolved = paths.resolve(path)
+            info = safefs.stat_entry(resolved.target)
+            ok = info is not None and stat.S_ISREG(info.st_mode)
         except (ToolError, OSError):
             ok = False
         if not ok:
@@ -79,7 +80,13 @@ def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing
                 session.active_sections.pop(path, None)
             continue
         sections = list(session.active_sections.get(path, ()))
-        block, missing = _render_file(path, info.st_size, read_text(host), sections)
+        try:
+            text = read_text(resolved)
+        except ToolError as exc:  # swapped for something else since the stat: say so instead of failing the turn
+            notes.append(f"File {path} could not be read: {exc.message}")
+            continue
+        assert info is not None
+        block, missing = _render_file(path, info.st_size, text, sections)
         blocks.append(block)
         files.append({"path": path, "size": info.st_size, "sections": sections or None, "missing": missing})
     if not blocks:

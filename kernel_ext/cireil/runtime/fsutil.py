@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import safefs
+from .errors import ToolError
+
+if TYPE_CHECKING:
+    from .paths import ResolvedPath
 
 
 def _current_umask() -> int:
@@ -32,7 +39,8 @@ def atomic_write(host: Path, data: bytes, *, mode: int | None = None) -> None:
         keep = stat.S_IMODE(os.stat(host).st_mode)
     except FileNotFoundError:
         keep = mode if mode is not None else 0o666 & ~_current_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{host.name}.", suffix=".tmp", dir=host.parent)
+    tmp = str(host.parent / safefs.temp_name())  # a reserved name: swept at the next load if we die here
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -43,4 +51,22 @@ def atomic_write(host: Path, data: bytes, *, mode: int | None = None) -> None:
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
+
+
+def write_sandbox_file(resolved: ResolvedPath, data: bytes, shown: str, *, exclusive: bool = False) -> None:
+    """safefs.write_atomic for a tool: failures become ToolErrors that name the sandbox path only."""
+    try:
+        safefs.write_atomic(resolved.target, data, exclusive=exclusive)
+    except IsADirectoryError:
+        raise ToolError(f"'{shown}' is a directory.", hint="Give the path of a file inside it.") from None
+    except NotADirectoryError:
+        raise ToolError(
+            f"ENOTDIR: a parent of '{shown}' is not a directory.", hint="Check the path with list-dir."
+        ) from None
+    except FileExistsError:
+        raise ToolError(f"File already exists at {resolved.sandbox}", hint="Choose another path.") from None
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise ToolError(f"{errno.errorcode[exc.errno]}: cannot write '{shown}': {exc.strerror}") from None
         raise

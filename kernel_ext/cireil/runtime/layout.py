@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ class AgentLayout:
         if not directory.is_dir():
             what = "does not exist" if not directory.exists() else "is not a directory"
             raise ConfigError([ConfigIssue(str(path), None, f"agent directory {what}")])
-        if not (directory / "config" / "tools.toml").is_file():
+        if not os.path.lexists(directory / "config" / "tools.toml"):  # a directory or FIFO: reported when read
             raise ConfigError(
                 [
                     ConfigIssue(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .config.sandbox_config import Mount
 from .errors import ToolError
+from .safefs import Target, is_temp_name
 
 ROOTS = ("workspace", "memories", "blocks", "skills", "tasks")
 SYSTEM_ROOTS = ("/usr", "/lib", "/lib64", "/nix")
@@ -28,10 +29,18 @@ class ResolvedPath:
     host: Path  # fully resolved host path (may not exist yet)
     root: str  # "workspace", "memories", ...
     mount: Mount | None = None
+    boundary: str = ""  # realpath of the root or mount source the host path lies in
 
     @property
     def read_only(self) -> bool:
         return self.mount is not None and self.mount.read_only
+
+    @property
+    def target(self) -> Target:
+        """What safefs walks to reach this path without following anything planted since resolve."""
+        host = str(self.host)
+        rel = "" if host == self.boundary else host[len(self.boundary) :].lstrip("/")
+        return Target(self.boundary, rel, self.sandbox)
 
 
 def _denied(path: str, why: str) -> ToolError:
@@ -65,6 +74,12 @@ def _realpath(path: str) -> str | None:
     return host
 
 
+def _check_not_temp(path: str, host: str, boundary: str) -> None:
+    """Also through a symlink: the temporary file of a write in progress is nobody's to read or write."""
+    if any(is_temp_name(seg) for seg in host[len(boundary) :].split("/")):
+        raise _denied(path, "names a temporary file of an unfinished write")
+
+
 def normalize(path: str) -> str:
     """Collapse `//`, `.` and `..` lexically; the result always starts with one '/'."""
     norm = posixpath.normpath(path)
@@ -95,6 +110,8 @@ class SandboxPaths:
             if raw_root in ROOTS:
                 raise _denied(path, "attempts to escape the sandbox")
             raise _denied(path, "is outside the sandbox")
+        if any(is_temp_name(seg) for seg in norm.split("/")):
+            raise _denied(path, "names a temporary file of an unfinished write")
         if raw_root != root:
             if raw_root in ROOTS:
                 raise _denied(path, f"escaped the /{raw_root} sandbox area")
@@ -109,7 +126,8 @@ class SandboxPaths:
             raise _denied(path, "cannot be resolved (symlink loop)")
         if not _inside(host, boundary):
             raise _denied(path, "resolves outside the sandbox via symlink")
-        return ResolvedPath(norm, Path(host), root)
+        _check_not_temp(path, host, boundary)
+        return ResolvedPath(norm, Path(host), root, boundary=boundary)
 
     def _resolve_in_mount(self, path: str, norm: str, rest: str, mount: Mount) -> ResolvedPath:
         boundary = os.path.realpath(mount.source)
@@ -119,7 +137,8 @@ class SandboxPaths:
             raise _denied(path, "cannot be resolved (symlink loop)")
         if not _inside(host, boundary):
             raise _denied(path, "resolves outside the mount via symlink")
-        return ResolvedPath(norm, Path(host), "workspace", mount)
+        _check_not_temp(path, host, boundary)
+        return ResolvedPath(norm, Path(host), "workspace", mount, boundary=boundary)
 
     def resolve_for_write(self, path: str) -> ResolvedPath:
         """resolve() plus the read-only mount check every writing tool must pass."""

@@ -1,12 +1,17 @@
-"""Reading sandbox files the way read, open-file, read-sections and the context view all do."""
+"""Reading sandbox files the way read, open-file, read-sections and the context view all do.
+
+Every read goes through safefs: opened from the root's descriptor without following a symlink
+planted after the path was checked, never blocking on a FIFO, regular files only.
+"""
 
 from __future__ import annotations
 
-import os
+import errno
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import safefs
 from .errors import ToolError
 from .paths import ResolvedPath, SandboxPaths
 
@@ -24,18 +29,45 @@ class StatedFile:
     def host(self) -> Path:
         return self.resolved.host
 
+    def read_bytes(self, limit: int | None = None) -> bytes:
+        return read_bytes(self.resolved, limit)
+
+
+def _missing(sandbox: str, op: str = "stat") -> ToolError:
+    return ToolError(f"ENOENT: no such file or directory, {op} '{sandbox}'", hint="Check the path with list-dir.")
+
 
 def stat_path(paths: SandboxPaths, path: str) -> StatedFile:
     """Resolve and stat; a missing file is an error that names the sandbox path, never the host one."""
     resolved = paths.resolve(path)
     try:
-        info = os.stat(resolved.host)
-    except FileNotFoundError:
-        raise ToolError(
-            f"ENOENT: no such file or directory, stat '{resolved.sandbox}'",
-            hint="Check the path with list-dir.",
-        ) from None
+        info = safefs.stat_entry(resolved.target)
+    except NotADirectoryError:
+        info = None
+    if info is None:
+        raise _missing(resolved.sandbox)
     return StatedFile(resolved, info.st_size, stat.S_ISREG(info.st_mode), stat.S_ISDIR(info.st_mode))
+
+
+def read_bytes(resolved: ResolvedPath, limit: int | None = None) -> bytes:
+    """The file's bytes (at most limit + 1 of them), opened race-free; errors name the sandbox path."""
+    try:
+        return safefs.read_bytes(resolved.target, limit)
+    except (FileNotFoundError, NotADirectoryError):
+        raise _missing(resolved.sandbox, "open") from None
+    except IsADirectoryError:
+        raise ToolError(
+            "EISDIR: illegal operation on a directory, read", hint="Use list-dir to look into a directory."
+        ) from None
+    except safefs.NotRegularFile:
+        raise ToolError(
+            f"'{resolved.sandbox}' is not a regular file (a FIFO, socket or device).",
+            hint="Only regular files can be read.",
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.EACCES:
+            raise ToolError(f"EACCES: permission denied, open '{resolved.sandbox}'") from None
+        raise
 
 
 def decode(data: bytes) -> str:
@@ -43,8 +75,8 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def read_text(host: Path) -> str:
-    return decode(host.read_bytes())
+def read_text(found: StatedFile | ResolvedPath) -> str:
+    return decode(found.read_bytes() if isinstance(found, StatedFile) else read_bytes(found))
 
 
 def too_big(path: str, size: int) -> ToolError:

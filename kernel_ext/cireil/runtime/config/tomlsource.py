@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import safefs
 from ..errors import ConfigIssue
 
 _BARE = r"[A-Za-z0-9_-]+"
@@ -157,11 +158,31 @@ class TomlSyntaxError(Exception):
         return cls(ConfigIssue(rel, line, f"invalid TOML: {message}"))
 
 
+def read_config_bytes(agent_dir: Path, rel: str) -> bytes | None:
+    """The bytes of `rel` under the agent directory; None when it does not exist.
+
+    Anything else that is not a readable regular file of sane size is a TomlSyntaxError naming the
+    file: a directory or FIFO planted under that name never hangs or crashes a load.
+    """
+    try:
+        return safefs.read_host_file(agent_dir / rel)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        problem = "not a regular file (it is a directory)"
+    except safefs.NotRegularFile:
+        problem = "not a regular file"
+    except safefs.FileTooLarge:
+        problem = f"file is larger than {safefs.CONFIG_LIMIT} bytes, too large for a configuration file"
+    except OSError as exc:
+        problem = f"cannot be read: {exc.strerror or exc}"
+    raise TomlSyntaxError(ConfigIssue(rel, None, problem))
+
+
 def read_toml(agent_dir: Path, rel: str) -> TomlSource | None:
     """Read `rel` under the agent directory; None when the file does not exist."""
-    try:
-        raw = (agent_dir / rel).read_bytes()
-    except FileNotFoundError:
+    raw = read_config_bytes(agent_dir, rel)
+    if raw is None:
         return None
     try:
         text = raw.decode("utf-8")

@@ -24,6 +24,9 @@ class ExecConfig:
     previewTail: int = 20
     maxPreviewLineLength: int = 1000
     hostEnvPassthrough: tuple[str, ...] = ()
+    # cireil's own bounds on a hostile command (the original runtime does not know these keys):
+    maxOutputBytes: int = 64 * 1024 * 1024  # per call, stdout + stderr saved to files together
+    maxProcesses: int = 512  # processes the sandbox may hold at once
 
 
 # key -> (kind, minimum): the spec's fields with the bounds a sane configuration keeps.
@@ -37,6 +40,8 @@ _EXEC_FIELDS: dict[str, tuple[str, int | None]] = {
     "previewTail": ("int", 0),
     "maxPreviewLineLength": ("int", 1),
     "hostEnvPassthrough": ("names", None),
+    "maxOutputBytes": ("int", 4096),
+    "maxProcesses": ("int", 8),
 }
 
 REMOVED_TOOLS = {

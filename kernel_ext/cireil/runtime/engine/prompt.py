@@ -7,7 +7,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from .. import frontmatter
+from .. import frontmatter, safefs
 from ..errors import CireilError, ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES, AgentLayout
 from ..session import Session
@@ -32,7 +32,7 @@ class SystemPrompt:
 
 def _read(directory: Path, rel: str, issues: list[ConfigIssue], missing: str) -> str | None:
     try:
-        return (directory / rel).read_text(encoding="utf-8")
+        return safefs.read_host_file(directory / rel).decode("utf-8")  # a FIFO here must not hang a turn
     except FileNotFoundError:
         issues.append(ConfigIssue(rel, None, missing))
     except (OSError, UnicodeDecodeError) as exc:
@@ -70,7 +70,8 @@ def _skill_fields(path: Path) -> dict | str:
     if cached is not None and cached[:2] == (info.st_mtime_ns, info.st_size):
         return cached[2]
     try:
-        result: dict | str = frontmatter.parse(path.read_text(encoding="utf-8"), frontmatter.SKILL)
+        text = safefs.read_host_file(path).decode("utf-8")  # skills are writable from exec: maybe a FIFO
+        result: dict | str = frontmatter.parse(text, frontmatter.SKILL)
     except (frontmatter.FrontmatterError, OSError, UnicodeDecodeError) as exc:
         result = f"invalid frontmatter: {exc}"
     _skill_cache[key] = (info.st_mtime_ns, info.st_size, result)

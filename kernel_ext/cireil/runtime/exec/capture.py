@@ -6,6 +6,10 @@ its spill file as it arrives. Whatever happens, a LineWindow per stream keeps ju
 need. If the spill directory or a file cannot be written (access or I/O error: read-only mount,
 unwritable directory, disk full), capture switches to fallback: files are abandoned and removed,
 and only the bounded windows remain (spec: fallbackInline).
+
+The files of one call hold at most `maxOutputBytes` together: past that, capture stops writing
+(the command runs on, its output is still counted and the windows still see its end) and the
+result says so, so one command cannot fill the disk through the workspace.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ class Capture:
         self.spill: SpillDir | None = None
         self.spilling = not config.inline  # with inline off, every byte goes to a file
         self.failure: str | None = None  # why writing captured output failed -> fallbackInline
+        self.written = 0  # bytes saved to spill files, all streams together
+        self.capped = False  # maxOutputBytes reached: the files hold only the start of the output
 
     @property
     def total(self) -> int:
@@ -79,6 +85,12 @@ class Capture:
         self._write(stream, data)
 
     def _write(self, stream: Stream, data: bytes) -> None:
+        room = self.config.maxOutputBytes - self.written
+        if len(data) > room:
+            self.capped = True
+            data = data[: max(room, 0)]
+            if not data:
+                return
         try:
             if self.spill is None:
                 self.spill = self._open_spill()
@@ -88,6 +100,7 @@ class Capture:
             while view:
                 written = write_fd(stream.fd, view)
                 view = view[written:]
+                self.written += written
         except (OSError, ToolError) as exc:
             self._fail(exc)
 

@@ -34,11 +34,19 @@ def build_result(capture: Capture, outcome: Outcome, timeout_ms: int, warning: s
         out.update(fallbackInline=True, truncated=truncated)
     else:
         out["truncated"] = True
+        if capture.capped:
+            out["outputCapped"] = True
+            out["note"] = (
+                f"Output over maxOutputBytes ({config.maxOutputBytes} bytes per call) was not saved: the files "
+                "hold only the start of it. stdoutLength/stderrLength are the full sizes and the previews end "
+                "with the real end of the output."
+            )
         for name in STREAMS:
             stream = capture.streams[name]
             if not stream.size:
                 continue
-            out[f"{name}Path"] = stream.path
+            if stream.path is not None:  # none when the cap was reached before this stream wrote anything
+                out[f"{name}Path"] = stream.path
             part = excerpt(stream.window, config.maxPreviewLineLength, f"{name}Path")
             if part.truncated:  # more lines than head + tail, or a line cut: the text alone would not show it
                 out[f"{name}Preview"] = part.text

@@ -1,9 +1,10 @@
 """Spill files: where captured output goes when it is not returned inline (reference §4.12).
 
 The output directory lies inside the sandbox, so the command itself could plant a symlink there
-while it runs. The directory is therefore opened once without following symlinks, its real path
-checked against its root, and the files are created relative to that descriptor with
-O_EXCL | O_NOFOLLOW: a planted link can neither redirect the directory nor a file.
+while it runs (or swap one of its parents for one). The directory is therefore opened (and
+created) once through safefs, walking from the root's descriptor without following any symlink,
+and the files are created relative to that descriptor with O_EXCL | O_NOFOLLOW: a planted link
+can neither redirect the directory, nor a parent of it, nor a file.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 import threading
 from datetime import UTC, datetime
 
-from ..errors import ToolError
+from .. import safefs
 from ..paths import SandboxPaths
 
 _SEQ = itertools.count(1)
@@ -36,13 +37,9 @@ class SpillDir:
     def __init__(self, paths: SandboxPaths, output_dir: str, command: str) -> None:
         """Raises ToolError (access: outside the sandbox, read-only mount) or OSError (I/O)."""
         resolved = paths.resolve_for_write(output_dir)
-        os.makedirs(resolved.host, exist_ok=True)
         self.sandbox_dir = resolved.sandbox.rstrip("/")
-        self.fd = os.open(resolved.host, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self.fd = safefs.open_dir(resolved.target, create=True)
         try:
-            real = os.readlink(f"/proc/self/fd/{self.fd}")
-            if real != str(resolved.host):  # swapped for a link between resolve and open
-                raise ToolError(f"Access denied: path '{output_dir}' changed while it was being opened.")
             if not _writable(self.fd):
                 raise PermissionError(13, "Permission denied", output_dir)
         except BaseException:

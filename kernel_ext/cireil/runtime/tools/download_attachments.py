@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import posixpath
 
+from .. import safefs
 from ..errors import ToolError
+from ..fsutil import write_sandbox_file
 from ..params import Params, String
 from ..sessions.tooling import require_channel, store_of
 from ..tool import Tool, ToolContext
@@ -31,16 +33,14 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     for meta, data in store.attachments(ctx.session.id, message_id):
         name = safe_name(meta["filename"])
         resolved = ctx.paths.resolve_for_write(posixpath.join(target_dir, f"{message_id}-{name}"))
-        if resolved.host.exists() or resolved.host.is_symlink():
+        if safefs.stat_entry(resolved.target) is not None:
             raise ToolError(f"File already exists at {resolved.sandbox}", hint="Choose another path with `to`.")
-        resolved.host.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with open(resolved.host, "xb") as out:  # exclusive: never overwrite, not even a file made just now
-                out.write(data)
-        except FileExistsError:
-            raise ToolError(
-                f"File already exists at {resolved.sandbox}", hint="Choose another path with `to`."
-            ) from None
+        try:  # exclusive: never overwrite, not even a file made just now; whole or not at all
+            write_sandbox_file(resolved, data, resolved.sandbox, exclusive=True)
+        except ToolError as exc:
+            if exc.message.startswith("File already exists"):
+                raise ToolError(exc.message, hint="Choose another path with `to`.") from None
+            raise
         saved.append(resolved.sandbox)  # earlier files stay written when a later one fails (reference)
     return {"count": len(saved), "saved": saved, "success": True}
 

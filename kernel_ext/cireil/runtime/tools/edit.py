@@ -13,9 +13,10 @@ from ..edit import apply_edits, numbered, unified
 from ..edit.blocks import parse_cell
 from ..edit.previews import Preview, store_for
 from ..errors import ToolError
-from ..fsutil import atomic_write
+from ..fsutil import write_sandbox_file
 from ..params import AnyOf, Array, Boolean, Number, Object, Params, String
 from ..paths import ResolvedPath
+from ..textfile import read_bytes
 from ..tool import Tool, ToolContext
 
 _ENCODING = "utf-8"
@@ -86,11 +87,14 @@ def _check_frontmatter(front: str, kind: frontmatter.FrontmatterKind | None) -> 
 
 
 def _read(resolved: ResolvedPath, path: str) -> bytes:
-    if resolved.host.is_dir():
-        raise ToolError(f"'{path}' is a directory.", hint="Give the path of a file inside it.")
-    if not resolved.host.is_file():
-        raise ToolError(f"File at {path} does not exist.", hint="Use write to create a new file.")
-    return resolved.host.read_bytes()
+    try:
+        return read_bytes(resolved)  # opened without following a symlink planted since resolve
+    except ToolError as exc:
+        if exc.message.startswith("EISDIR"):
+            raise ToolError(f"'{path}' is a directory.", hint="Give the path of a file inside it.") from None
+        if exc.message.startswith("ENOENT"):
+            raise ToolError(f"File at {path} does not exist.", hint="Use write to create a new file.") from None
+        raise
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:
@@ -123,7 +127,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         apply_id = store.add(Preview(resolved.sandbox, str(resolved.host), original, new_content, shared))
         detail = f"Dry-run: would replace {count} block(s) in {path}. Apply with applyId: {apply_id}"
         return {"applyId": apply_id, "detail": detail, **shared, "success": True}
-    atomic_write(resolved.host, new_content)
+    write_sandbox_file(resolved, new_content, path)
     ctx.session.forget_sections(resolved.sandbox)
     return {"detail": f"Successfully replaced {count} block(s) in {path}.", **shared, "success": True}
 
@@ -136,12 +140,17 @@ def _apply(apply_id: str, path: str, resolved: ResolvedPath, ctx: ToolContext) -
         raise ToolError(
             f"apply path mismatch: dry-run was for {preview.sandbox_path}, but apply targets a different path."
         )
-    current = resolved.host.read_bytes() if resolved.host.is_file() else None
+    try:
+        current: bytes | None = read_bytes(resolved)
+    except ToolError as exc:
+        if exc.message.startswith("Access denied"):
+            raise
+        current = None
     if current != preview.original:
         raise ToolError(
             "File content has changed since the dry-run. Run a new dry-run and apply with the updated applyId."
         )
-    atomic_write(resolved.host, preview.new_content)
+    write_sandbox_file(resolved, preview.new_content, path)
     ctx.session.forget_sections(resolved.sandbox)
     count = len(preview.result["edits"])
     return {

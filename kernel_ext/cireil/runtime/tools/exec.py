@@ -53,10 +53,18 @@ def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
     if ctx.sandbox.backend == "none":
         home = str(ctx.paths.resolve("/workspace").host)
         env = base_env(config.hostEnvPassthrough, dotenv, home)
-        return unsandboxed_launch(agent_dir=ctx.agent_dir, command=command, args=args, env=env)
+        return unsandboxed_launch(
+            agent_dir=ctx.agent_dir, command=command, args=args, env=env, max_processes=config.maxProcesses
+        )
     env = base_env(config.hostEnvPassthrough, dotenv, "/workspace")
     return bwrap_launch(
-        agent_dir=ctx.agent_dir, slug=ctx.slug, sandbox=ctx.sandbox, command=command, args=args, env=env
+        agent_dir=ctx.agent_dir,
+        slug=ctx.slug,
+        sandbox=ctx.sandbox,
+        command=command,
+        args=args,
+        env=env,
+        max_processes=config.maxProcesses,
     )
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import safefs
 from ..errors import ToolError
 from ..params import Params, String
-from ..paths import ROOTS
+from ..paths import ROOTS, ResolvedPath
 from ..tool import Tool, ToolContext
 
 
@@ -19,18 +20,29 @@ def _entry_type(entry: os.DirEntry) -> str:
     return "file"
 
 
-def _list(host: Path, display: str, *, missing_ok: bool) -> list[dict]:
+def _sorted(entries: list[dict]) -> list[dict]:
+    entries.sort(key=lambda e: e["name"].encode("utf-8", "surrogateescape"))
+    return entries
+
+
+def _list_sandbox(resolved: ResolvedPath, display: str) -> list[dict]:
+    """Read through the directory's descriptor (no symlink planted since resolve is followed)."""
+    try:
+        found = safefs.list_entries(resolved.target)
+    except FileNotFoundError:
+        return []  # so that pure mount parents still list (reference §4.8)
+    except NotADirectoryError:
+        raise ToolError(f"{display} is not a directory.", hint="Use read to look at a file.") from None
+    return _sorted([{"name": e.name, "type": e.type} for e in found])
+
+
+def _list(host: Path, display: str) -> list[dict]:
     try:
         with os.scandir(host) as it:
             entries = [{"name": e.name, "type": _entry_type(e)} for e in it]
-    except FileNotFoundError:
-        if missing_ok:
-            return []
-        raise
     except NotADirectoryError:
         raise ToolError(f"{display} is not a directory.", hint="Use read to look at a file.") from None
-    entries.sort(key=lambda e: e["name"].encode("utf-8", "surrogateescape"))
-    return entries
+    return _sorted(entries)
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:
@@ -46,14 +58,14 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     first = path.lstrip("/").split("/", 1)[0]
     if path.startswith("/") and first in ROOTS:
         resolved = ctx.paths.resolve(path)
-        entries = _list(resolved.host, f"'{path}'", missing_ok=True)
+        entries = _list_sandbox(resolved, f"'{path}'")
         synthetic = ctx.paths.mount_children(resolved.sandbox) if resolved.mount is None else []
         if synthetic:
             entries = [e for e in entries if e["name"] not in synthetic]
             entries += [{"name": name, "type": "directory"} for name in synthetic]
         return {"entries": entries, "path": path, "success": True}
     host = ctx.paths.resolve_system(path)
-    return {"entries": _list(host, f"'{path}'", missing_ok=False), "path": path, "success": True}
+    return {"entries": _list(host, f"'{path}'"), "path": path, "success": True}
 
 
 TOOL = Tool(

@@ -27,7 +27,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     session = ctx.session
     active = list(session.active_sections.get(key, ()))
     if close is not None:
-        outline = build_outline(key, read_text(found.host))
+        outline = build_outline(key, read_text(found))
         known = {s["id"] for s in outline["sections"]} if outline else set()
         unknown = [s for s in close if s not in known and s not in active]
         if unknown:  # checked before anything changes
@@ -40,7 +40,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         return {"activeSections": remaining, "path": path, "success": True}
     chosen: list[str] = []
     if args.get("all") or sections is not None:
-        outline = build_outline(key, read_text(found.host))
+        outline = build_outline(key, read_text(found))
         if outline is not None:
             ids = [s["id"] for s in outline["sections"]]
             if sections is not None:

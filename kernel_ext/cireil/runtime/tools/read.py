@@ -20,12 +20,12 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         raise ToolError(f"'{path}' is not a regular file.", hint="Only regular files can be read.")
     kind = media_kind(found.resolved.sandbox)
     if kind is not None:
-        media_type, data = kind[1], found.host.read_bytes()
+        media_type, data = kind[1], found.read_bytes()
         ctx.session.pending_media.append({"type": kind[0], "mediaType": media_type, "path": path, "data": data})
         return {"mediaType": media_type, "path": path, "size": found.size, "success": True, "type": kind[0]}
     if found.size > READ_LIMIT:  # before reading: a huge file is never loaded, outlined or returned
         raise too_big(path, found.size)
-    data = found.host.read_bytes()
+    data = found.read_bytes(READ_LIMIT)
     if len(data) > READ_LIMIT:  # grew between stat and read
         raise too_big(path, len(data))
     text = decode(data)

@@ -23,7 +23,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     if key not in ctx.session.opened_files:
         return {"error": f"File '{path}' is not open. Use 'open-file' first.", "path": path, "success": False}
     found = stat_path(ctx.paths, path)
-    outline = build_outline(key, read_text(found.host))
+    outline = build_outline(key, read_text(found))
     if outline is None:
         return {
             "message": "The file is below the outline threshold — the entire file is already in context.",

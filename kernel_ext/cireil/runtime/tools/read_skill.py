@@ -12,12 +12,16 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     slug: str = args["slug"]
     sandbox = f"/skills/{slug}/SKILL.md"
     resolved = ctx.paths.resolve(sandbox)  # a slug like `../blocks` is refused here
-    if not resolved.host.is_file():
+    try:
+        content = read_text(resolved)
+    except ToolError as exc:
+        if not exc.message.startswith(("ENOENT", "EISDIR")):
+            raise
         raise ToolError(
             f"ENOENT: no such file or directory, open '{resolved.sandbox}'",
             hint="Skills are listed in your instructions; use the slug (the folder name) of one of them.",
-        )
-    return {"content": read_text(resolved.host), "slug": slug, "success": True}
+        ) from None
+    return {"content": content, "slug": slug, "success": True}
 
 
 TOOL = Tool(

@@ -6,6 +6,9 @@ Another session receives it in its history, where read-session and the next turn
 
 from __future__ import annotations
 
+import stat
+
+from .. import safefs
 from ..errors import ToolError
 from ..params import Array, Boolean, Params, String
 from ..tool import Tool, ToolContext
@@ -40,8 +43,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     final = True if final is None else final
     attachments: list[str] = list(args.get("attachments") or ())
     for path in attachments:  # checked now, read by whoever shows the message (as a channel would at send time)
-        found = ctx.paths.resolve(path)
-        if not found.host.is_file():
+        info = safefs.stat_entry(ctx.paths.resolve(path).target)
+        if info is None or not stat.S_ISREG(info.st_mode):
             raise ToolError(f"Attachment not found or not a file: {path}", hint="Attach files by their sandbox path.")
     target = resolve_channel(channel, ctx)
     if target != ctx.session.id:

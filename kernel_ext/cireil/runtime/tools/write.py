@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .. import frontmatter
 from ..errors import ToolError
-from ..fsutil import atomic_write
+from ..fsutil import write_sandbox_file
 from ..params import Params, String
-from ..paths import normalize
+from ..paths import ResolvedPath, normalize
+from ..textfile import decode, read_bytes
 from ..tool import Tool, ToolContext
 
 
@@ -19,16 +18,23 @@ def _blocks_need_md(path: str) -> str | None:
     return None
 
 
-def _with_frontmatter(sandbox_path: str, host: Path, content: str) -> str:
-    kind = frontmatter.kind_for(sandbox_path)
+def _existing_text(resolved: ResolvedPath) -> str | None:
+    try:
+        return decode(read_bytes(resolved))
+    except ToolError:  # missing, a directory, a FIFO: there is no frontmatter to keep
+        return None
+
+
+def _with_frontmatter(resolved: ResolvedPath, content: str) -> str:
+    kind = frontmatter.kind_for(resolved.sandbox)
     if kind is None:
         return content
     try:
         if content.startswith(kind.delimiter):
             frontmatter.parse(content, kind)
             return content
-        if host.is_file():
-            existing = host.read_text(encoding="utf-8", errors="replace")
+        existing = _existing_text(resolved)
+        if existing is not None:
             parts = frontmatter.split(existing, kind)
             if parts is not None:
                 frontmatter.parse(existing, kind)
@@ -45,10 +51,8 @@ def _with_frontmatter(sandbox_path: str, host: Path, content: str) -> str:
 async def run(args: dict, ctx: ToolContext) -> dict:
     path: str = args["path"]
     resolved = ctx.paths.resolve_for_write(path)
-    if resolved.host.is_dir():
-        raise ToolError(f"'{path}' is a directory.", hint="Give the path of a file inside it.")
-    content = _with_frontmatter(resolved.sandbox, resolved.host, args["content"])
-    atomic_write(resolved.host, content.encode("utf-8"))
+    content = _with_frontmatter(resolved, args["content"])
+    write_sandbox_file(resolved, content.encode("utf-8"), path)
     ctx.session.forget_sections(resolved.sandbox)
     return {"path": path, "success": True}
 
