@@ -36,6 +36,8 @@ HELP = [
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("sessions", "the agent's persisted sessions, most recently active first"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
+    ("mcp [SERVER]", "each MCP server: URL, revision, session, capabilities, errors, a Reconnect button"),
+    ("mcp log [SERVER] [--limit N] [--export FILE]", "the recent MCP wire exchanges (secrets masked); JSON lines"),
     ("help", "this list"),
 ]
 HELP_FOOTER = [
@@ -72,6 +74,7 @@ class CireilMagics:
             "sessions": self.sessions,
             "prompt": self.prompt,
             "attach": self.attach,
+            "mcp": self.mcp,
             "help": self.help,
         }
 
@@ -215,6 +218,11 @@ class CireilMagics:
         from .agentmagics import attach_widget
 
         display(attach_widget(id(self.shell)))
+
+    def mcp(self, args: list[str]) -> None:
+        from .mcpmagics import mcp_command
+
+        mcp_command(self.require_agent(), args)
 
     def agent_cell(self, line: str, cell: str | None = None) -> None:
         """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""

@@ -26,6 +26,7 @@ from .conversation import Conversation
 from .errors import ConfigError, ConfigIssue, UnknownToolError
 from .layout import BLOCK_NAMES, AgentLayout
 from .loop import RUNTIME, Submitted
+from .mcp.inspect import McpInspection
 from .paths import SandboxPaths
 from .result import ToolResult
 from .session import Session
@@ -270,7 +271,7 @@ def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     return DryRunReport(layout.directory, issues, list(snapshot.tools.values()) if snapshot else [])
 
 
-class Agent:
+class Agent(McpInspection):
     """A loaded agent. Create with `cireil.load(path)`."""
 
     def __init__(
@@ -450,7 +451,9 @@ class Agent:
         data = await execute(tool, args, ctx)
         if self.store is not None:  # a call outside a turn may have opened or closed files
             self.store.save_state(ctx.session)
-        return ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
+        result = ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
+        result.inspect = ctx.extra.get("inspect") or {}  # set by the tool for the view (MCP: its wire)
+        return result
 
     def submit(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Submitted:
         """Start a call on the runtime loop and return at once (what widget buttons use)."""
