@@ -23,6 +23,9 @@ def test_calls_from_every_surface_are_kept_newest_first(tmp_path):
         assert calls[0].summary.startswith("failed: ") and calls[0].when.endswith("Z")
         assert calls[1].as_dict()["arguments"] == {"path": "/workspace/a.txt", "content": "one"}
         assert agent.calls("list-dir") == [] and agent.calls("list_dir") == []
+        from cireil.runtime.calllog import summarize
+
+        assert summarize({"content": [{"type": "text", "text": '{\n  "city": "Porto"\n}'}]}) == '{"city":"Porto"}'
         agent.call("list_dir", path="/workspace")
         assert agent.calls("list_dir")[0].tool == "list-dir"
     finally:

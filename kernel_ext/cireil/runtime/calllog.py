@@ -86,14 +86,23 @@ def summarize(data: dict[str, Any]) -> str:
     if data.get("success") is False:
         return "failed: " + _first_line(str(data.get("error", "")))
     content = data.get("content")
-    if isinstance(content, list):  # MCP: the first text block
+    if isinstance(content, list):  # MCP: the first text block (JSON text in one line)
         for block in content:
             if isinstance(block, dict) and isinstance(block.get("text"), str) and block["text"].strip():
-                return _first_line(block["text"])
+                return _one_line(block["text"])
     for key in ("text", "message", "output", "stdout", "content", "path"):
         if isinstance(data.get(key), str) and data[key].strip():
             return _first_line(data[key])
     return _cut(_compact(data), SUMMARY_CHARS)
+
+
+def _one_line(text: str) -> str:
+    if text.lstrip()[:1] in ("{", "[") and len(text) <= MAX_ARGUMENT_CHARS:
+        try:
+            return _cut(_compact(json.loads(text)), SUMMARY_CHARS)
+        except ValueError:
+            pass
+    return _first_line(text)
 
 
 def _first_line(text: str) -> str:
