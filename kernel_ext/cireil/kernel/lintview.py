@@ -38,12 +38,16 @@ def lint_html(findings: list[Finding]) -> str:
     for f in findings:
         mark, colour = _MARK.get(f.severity, ("•", FG_DIM))
         rows.append(
-            f'<tr><td style="{_CELL};color:{colour};white-space:nowrap">{mark} {esc(f.severity)}</td>'
-            f'<td style="{_CELL};font-family:{MONO}">{esc(f.tool)}</td>'
-            f'<td style="{_CELL};font-family:{MONO};color:{FG_DIM}">{esc(f.where)}</td>'
-            f'<td style="{_CELL}">{esc(f.message)}<div style="color:{FG_DIM}">fix: {esc(f.fix)}</div></td></tr>'
+            f'<tr><td style="{_CELL};color:{colour};white-space:nowrap;width:1%">{mark} {esc(f.severity)}</td>'
+            f'<td style="{_CELL};font-family:{MONO};white-space:nowrap;width:1%">{esc(f.tool)}'
+            f'<div style="color:{FG_DIM};font-size:90%">{esc(f.where)}</div></td>'
+            f'<td style="{_CELL};white-space:normal;overflow-wrap:anywhere">{esc(f.message)}'
+            f'<div style="color:{FG_DIM}">fix: {esc(f.fix)}</div></td></tr>'
         )
-    table = f'<table class="cireil-lint-table" style="border-collapse:collapse"><tbody>{"".join(rows)}</tbody></table>'
+    table = (
+        '<table class="cireil-lint-table" style="border-collapse:collapse;width:100%;table-layout:auto">'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
     return head + table
 
 

@@ -92,8 +92,8 @@ def _section(title: str, body: str) -> str:
 
 def _headers(headers: dict[str, Any]) -> str:
     rows = "".join(
-        f'<tr><td style="color:{FG_DIM};padding-right:10px;vertical-align:top">{esc(k)}</td>'
-        f'<td style="overflow-wrap:anywhere">{esc(v)}</td></tr>'
+        f'<tr><td style="color:{FG_DIM};padding:0 10px 0 0;vertical-align:top;text-align:left">{esc(k)}</td>'
+        f'<td style="overflow-wrap:anywhere;text-align:left;padding:0">{esc(v)}</td></tr>'
         for k, v in headers.items()
     )
     return f'<table style="font-family:{MONO};font-size:90%;border-collapse:collapse"><tbody>{rows}</tbody></table>'

@@ -76,7 +76,7 @@ class Finding:
 
 
 def lint_tools(tools: list[Tool], costs: dict[str, int] | None = None) -> list[Finding]:
-    """Findings for every tool, the worst first within each tool, tools in the order given.
+    """Findings for every tool, the worst first, then tools in the order given.
 
     `costs` (tokens per tool, from engine/toolcost.py) adds an info finding for costly definitions.
     """
@@ -98,10 +98,10 @@ def lint_tools(tools: list[Tool], costs: dict[str, int] | None = None) -> list[F
                     "shorten the description and parameter descriptions, or leave the tool disabled when not needed",
                 )
             )
-        mine.sort(key=lambda f: _SEVERITY_ORDER.get(f.severity, 3))
         found += mine
     found += _collisions(tools)
-    return found
+    # the worst first across all tools (stable: tools keep their order within a severity)
+    return sorted(found, key=lambda f: _SEVERITY_ORDER.get(f.severity, 3))
 
 
 def lint_priced(tools: list[Tool]) -> list[Finding]:
