@@ -120,6 +120,7 @@ def test_the_ring_is_bounded_and_can_be_turned_off(sdk_sse):
 
 
 def test_a_transport_failure_still_shows_what_went_over_the_wire(tmp_path, rogue):
+    rogue.sessions = 0  # /expire forgets its first session, s1 (the rogue server is shared by the test run)
     agent = load(tmp_path, {"exp": rogue.url("/expire")}, "mcp__exp__echo = true\n")
     try:
         result = agent.call("mcp__exp__echo", x=1)  # the 404 of an expired session, a new handshake, the retry

@@ -58,8 +58,9 @@ def render(result: ToolResult) -> tuple[str, str]:
         parts.append(f'<div style="color:{FG_DIM}">(no content)</div>')
     if "outputSchema" in call:
         check_text, check_html = _output_check(call["outputSchema"], data, failed)
-        texts.append(check_text)
-        parts.append(check_html)
+        if check_text:
+            texts.append(check_text)
+            parts.append(check_html)
     parts.append(_wire(call))
     title = f"{esc(result.tool)}{' failed' if failed else ''}"
     return "\n".join(texts), frame(result.tool, "".join(parts), title=title, failed=failed)
