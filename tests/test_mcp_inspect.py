@@ -248,3 +248,28 @@ def test_the_mcp_magics_in_a_kernel(tmp_path, kernel, sdk_sse):
     bad = kernel.run("%cireil mcp nosuch", ok=False)
     assert bad.stderr.startswith("UsageError: ") and "servers: demo" in bad.stderr
     assert kernel.run("%cireil mcp log --limit x", ok=False).stderr.startswith("UsageError: --limit")
+
+
+def test_an_agent_turn_shows_the_wire_of_its_mcp_calls_and_the_model_never_sees_it(tmp_path, sdk_sse):
+    from cireil.scripted_llm import ScriptedLLM, reply
+    from turnkit import turn_agent
+
+    with ScriptedLLM() as llm:
+        agent_dir = turn_agent(tmp_path, llm.base_url, tools="respond = true\nmcp__demo__add = true\n")
+        (agent_dir / "config" / "mcp.toml").write_text(mcp_toml({"demo": sdk_sse}))
+        agent = cireil.load(agent_dir)
+        try:
+            llm.script(
+                reply.tool_calls(("mcp__demo__add", {"a": 20, "b": 22})),
+                reply.tool_calls(("respond", {"content": "42"})),
+            )
+            events: list[dict] = []
+            agent.turn("add them", on_event=events.append)
+            (result,) = [e["result"] for e in events if e["type"] == "result" and e["call"]["name"] == "mcp__demo__add"]
+            (exchange,) = result.inspect["mcp"]["exchanges"]
+            assert exchange.as_dict()["request"]["body"]["params"]["arguments"] == {"a": 20, "b": 22}
+            assert "wire · 1 exchange" in result_bundle(result)["text/html"]
+            sent = json.dumps(llm.requests[1].body)
+            assert "exchanges" not in sent and "timings_ms" not in sent and "42" in sent
+        finally:
+            agent.close()
