@@ -273,3 +273,23 @@ def test_an_agent_turn_shows_the_wire_of_its_mcp_calls_and_the_model_never_sees_
             assert "exchanges" not in sent and "timings_ms" not in sent and "42" in sent
         finally:
             agent.close()
+
+
+def test_credentials_in_the_url_are_masked_wherever_it_is_shown(tmp_path, sdk_sse):
+    from cireil.kernel.mcpviews import ServerPanel
+
+    agent = load(tmp_path, {"demo": sdk_sse + "?api_key=hunter2&region=eu"}, "mcp__demo__add = true\n")
+    try:
+        result = agent.call("mcp__demo__add", a=1, b=2)
+        assert result.success
+        shown = [
+            json.dumps(agent.mcp_log()),
+            json.dumps(agent.mcp_status()),
+            result_bundle(result)["text/html"],
+            repr(ServerPanel(agent, "demo")),
+        ]
+        for text in shown:
+            assert "hunter2" not in text
+        assert agent.mcp_status()[0]["url"].endswith("?api_key=••••&region=eu")
+    finally:
+        agent.close()

@@ -122,3 +122,23 @@ def masked_headers(headers: Any, configured: frozenset[str] = frozenset()) -> di
         shown = masked(name, value, configured)
         out[name] = f"{out[name]}, {shown}" if name in out else shown
     return out
+
+
+_QUERY_PAIR = re.compile(r"(^|&)([^=&]*)=([^&]*)")
+_SECRET_PARAM = re.compile(r"(?i)(token|key|secret|password|passwd|auth|sig|signature|session|credential)")
+
+
+def masked_url(url: str) -> str:
+    """`url` fit to show: a password in it, and query values whose names look like credentials, masked."""
+    from urllib.parse import unquote_plus, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:••••@{host}" if ":" in userinfo else f"••••@{host}"
+    query = _QUERY_PAIR.sub(
+        lambda m: f"{m[1]}{m[2]}=••••" if _SECRET_PARAM.search(unquote_plus(m[2])) else m[0], parts.query
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

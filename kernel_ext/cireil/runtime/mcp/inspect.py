@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CireilError
+from .headers import masked_url
 
 if TYPE_CHECKING:
     from .client import McpClient
@@ -78,10 +79,11 @@ def server_status(client: McpClient) -> dict:
         session = "no session (the server is stateless)"
     else:
         session = "not connected"
+    url, shown = client.server.url, masked_url(client.server.url)
     info = init.get("serverInfo") or (init.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
     return {
         "server": client.server.name,
-        "url": client.server.url,
+        "url": shown,
         "revision": transport.version,
         "session": session,
         "server_info": info if isinstance(info, dict) else None,
@@ -90,7 +92,7 @@ def server_status(client: McpClient) -> dict:
         "tools": client.tool_count,
         "unusable_tools": dict(client.unusable),
         "connected_at": _iso(client.connected_at),
-        "errors": [{"at": _iso(at), "error": text} for at, text in client.errors],
+        "errors": [{"at": _iso(at), "error": text.replace(url, shown)} for at, text in client.errors],
         "wire_log": {"kept": len(client.wire), "capacity": client.wire.capacity},
         "timeout_ms": client.server.timeout,
     }
@@ -100,4 +102,3 @@ def _iso(at: float | None) -> str | None:
     if at is None:
         return None
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from .headers import masked_headers
+from .headers import masked_headers, masked_url
 
 DEFAULT_CAPACITY = 64
 BODY_LIMIT = 64 * 1024  # characters kept of one message; a huge tools/list is cut, not stored whole
@@ -118,7 +118,7 @@ class Exchange:
             "at": datetime.fromtimestamp(self.at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "method": self.method,
             "http": self.http_method,
-            "url": self.log.url,
+            "url": masked_url(self.log.url),
             "revision": self.revision,
             "request": request,
         }
@@ -137,7 +137,7 @@ class Exchange:
         if self.truncated:
             out["truncated"] = True
         if self.error is not None:
-            out["error"] = self.error
+            out["error"] = self.error.replace(self.log.url, out["url"])
         return out
 
 
