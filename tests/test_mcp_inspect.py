@@ -293,3 +293,24 @@ def test_credentials_in_the_url_are_masked_wherever_it_is_shown(tmp_path, sdk_ss
         assert agent.mcp_status()[0]["url"].endswith("?api_key=••••&region=eu")
     finally:
         agent.close()
+
+
+def test_a_huge_message_is_cut_in_the_log_and_shown_as_text():
+    from cireil.runtime.mcp.wirelog import BODY_LIMIT, MESSAGE_LIMIT
+
+    log = WireLog("big", "http://127.0.0.1:1/mcp", {"X-Key": "k"})
+    tap = log.begin("tools/list", b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', {"X-Key": "k", "Accept": "*/*"})
+    tap.answered(200, {"content-type": "text/event-stream"})
+    huge = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "t" * (BODY_LIMIT * 2)}]}})
+    tap.message(huge, "sse")
+    for _ in range(MESSAGE_LIMIT + 10):
+        tap.message('{"jsonrpc":"2.0","method":"notifications/progress"}', "sse")
+    tap.end("2025-11-25")
+    (entry,) = log.entries()
+    assert entry["truncated"] is True and len(entry["response"]["messages"]) == MESSAGE_LIMIT
+    assert isinstance(entry["response"]["messages"][0], str) and len(entry["response"]["messages"][0]) == BODY_LIMIT
+    assert entry["request"]["headers"] == {"X-Key": "•••• (1 chars)", "Accept": "*/*"}
+    from cireil.render import wire
+
+    html = wire.html(log.entries())
+    assert "more characters in the log" in html and "(cut: the log keeps the first 64 KiB" in html
