@@ -44,20 +44,24 @@ class Exchange:
         "first_byte_ms",
         "http_method",
         "kind",
-        "log",
         "messages",
         "method",
         "request_headers",
         "response_headers",
         "revision",
+        "secret",
         "seq",
+        "server",
         "status",
         "total_ms",
         "truncated",
+        "url",
     )
 
     def __init__(self, log: WireLog, seq: int, method: str, http_method: str, body: bytes, headers: Any) -> None:
-        self.log = log
+        # what showing it needs of the log, not the log itself: a result holding its exchanges must not keep
+        # the whole ring alive
+        self.server, self.url, self.secret = log.server, log.url, log.secret
         self.seq = seq
         self.method = method
         self.http_method = http_method
@@ -110,22 +114,22 @@ class Exchange:
     # -- looking ----------------------------------------------------------------------------------------
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON data with Authorization, cookies and the configured headers masked."""
-        request: dict[str, Any] = {"headers": masked_headers(self.request_headers, self.log.secret)}
+        request: dict[str, Any] = {"headers": masked_headers(self.request_headers, self.secret)}
         request["body"] = _decoded(self.body.decode("utf-8", "replace"))
         out: dict[str, Any] = {
             "seq": self.seq,
-            "server": self.log.server,
+            "server": self.server,
             "at": datetime.fromtimestamp(self.at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "method": self.method,
             "http": self.http_method,
-            "url": masked_url(self.log.url),
+            "url": masked_url(self.url),
             "revision": self.revision,
             "request": request,
         }
         if self.status is not None:
             out["response"] = {
                 "status": self.status,
-                "headers": masked_headers(self.response_headers, self.log.secret),
+                "headers": masked_headers(self.response_headers, self.secret),
                 "type": self.kind or None,
                 "messages": [_decoded(m) for m in self.messages],
             }
@@ -137,7 +141,7 @@ class Exchange:
         if self.truncated:
             out["truncated"] = True
         if self.error is not None:
-            out["error"] = self.error.replace(self.log.url, out["url"])
+            out["error"] = self.error.replace(self.url, out["url"])
         return out
 
 
