@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import cireil
 from cireil.render import result_bundle
 from cireil.runtime.config.mcp_config import McpServer
@@ -24,6 +26,16 @@ def load(tmp_path: Path, servers: dict[str, str], tools: str, **kw) -> cireil.Ag
     agent_dir = make_agent(tmp_path, tools)
     (agent_dir / "config" / "mcp.toml").write_text(mcp_toml(servers, **kw))
     return cireil.load(agent_dir)
+
+
+@pytest.fixture
+def fresh_expire(rogue):
+    """/expire forgets the first session it hands out (s1); the rogue server is shared by the whole run, so its
+    count starts afresh here and is left afresh for the next test that relies on it."""
+    rogue.sessions = 0
+    yield
+    rogue.sessions = 0
+    rogue.received[:] = [r for r in rogue.received if r["path"] != "/expire"]  # counted by test_mcp_agent
 
 
 # -- the wire log ---------------------------------------------------------------------------------
@@ -119,8 +131,7 @@ def test_the_ring_is_bounded_and_can_be_turned_off(sdk_sse):
     assert len(wire) == 0 and wire.entries() == []
 
 
-def test_a_transport_failure_still_shows_what_went_over_the_wire(tmp_path, rogue):
-    rogue.sessions = 0  # /expire forgets its first session, s1 (the rogue server is shared by the test run)
+def test_a_transport_failure_still_shows_what_went_over_the_wire(tmp_path, rogue, fresh_expire):
     agent = load(tmp_path, {"exp": rogue.url("/expire")}, "mcp__exp__echo = true\n")
     try:
         result = agent.call("mcp__exp__echo", x=1)  # the 404 of an expired session, a new handshake, the retry
@@ -175,7 +186,7 @@ def test_output_check_edge_cases():
 
 
 # -- the server panel, reconnect, the magics ----------------------------------------------------------
-def test_the_panel_shows_the_server_and_reconnect_renews_only_the_transport(tmp_path, rogue):
+def test_the_panel_shows_the_server_and_reconnect_renews_only_the_transport(tmp_path, rogue, fresh_expire):
     from cireil.kernel.mcpviews import ServerPanel
 
     agent = load(tmp_path, {"exp": rogue.url("/expire"), "odd": rogue.url("/inspect")}, "mcp__exp__echo = true\n")
@@ -314,3 +325,23 @@ def test_a_huge_message_is_cut_in_the_log_and_shown_as_text():
 
     html = wire.html(log.entries())
     assert "more characters in the log" in html and "(cut: the log keeps the first 64 KiB" in html
+
+
+def test_connect_time_is_measured_also_when_proxy_settings_choose_the_route(sdk_sse, monkeypatch):
+    import asyncio
+
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # so the request still goes straight to the server
+
+    async def run() -> list[dict]:
+        client = McpClient(McpServer("demo", sdk_sse))
+        assert not client.transport._timed_connects  # httpx's own transport: httpcore's trace hook times it
+        await client.connect()
+        await client.call_tool("add", {"a": 1, "b": 1})
+        await client.close()
+        return client.wire.entries()
+
+    entries = asyncio.run(run())
+    assert entries[0]["timings_ms"]["connect"] is not None
+    (call,) = [e for e in entries if e["method"] == "tools/call"]
+    assert call["timings_ms"]["connect"] is None  # a pooled connection: no connect

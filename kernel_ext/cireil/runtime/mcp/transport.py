@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from ..netbackend import CONNECT_TIMER, uses_asyncio_backend
 from . import jsonrpc
 from .errors import McpError, McpHttpError
 from .headers import header_value
@@ -52,6 +53,7 @@ class Transport:
         self.url = url
         self.wire = wire  # the wire log (wirelog.py); None records nothing
         self._direct = _direct_pool()
+        self._timed_connects = self._direct is not None and uses_asyncio_backend(self._direct)
         # follow_redirects=False: a redirect would carry the configured credentials to another endpoint
         self._client = httpx.AsyncClient(follow_redirects=False, timeout=None, headers=headers, transport=self._direct)
         self._url = httpx.URL(url)  # parsed once: every request goes to this one endpoint
@@ -146,14 +148,21 @@ class Transport:
             self._client.cookies.set_cookie_header(request)
         # wire log hook: a reference to what is sent, timestamps; the rest is done only when someone looks
         tap = self.wire.begin(method, body, request.headers) if self.wire is not None else None
+        timer = None
         if tap is not None:
-            request.extensions["trace"] = tap.trace
+            if self._timed_connects:  # our backend reports new connections: nothing per request
+                timer = CONNECT_TIMER.set(tap.connected)
+            else:  # httpcore's trace hook, a dozen awaits per request
+                request.extensions["trace"] = tap.trace
         try:
             response = await self._send(request)
         except BaseException as exc:
             if tap is not None:
                 tap.end(self.version, exc)
             raise
+        finally:
+            if timer is not None:
+                CONNECT_TIMER.reset(timer)
         if tap is not None:
             tap.answered(response.status_code, response.headers)
         failure: BaseException | None = None

@@ -90,6 +90,10 @@ class Exchange:
         elif name == "connection.connect_tcp.complete":
             self.connect_ms = (time.perf_counter() - self._tcp) * 1000
 
+    def connected(self, ms: float) -> None:
+        """The TCP connect time, from our own network backend (netbackend.CONNECT_TIMER)."""
+        self.connect_ms = ms
+
     def answered(self, status: int, headers: Any) -> None:
         self.first_byte_ms = (time.perf_counter() - self._t0) * 1000
         self.status = status
