@@ -51,6 +51,51 @@ def leaf():
 mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
 '''
 
+# Section 5: what the MCP Inspector is used for, and what a model provider will think of the definitions
+LOOKING_CLOSER = [
+    md(
+        "## 5. Looking closer: the wire, output schemas, lint and what each tool costs\n\n"
+        "Every MCP result has a **wire** fold at its end: the HTTP exchange of that call, the JSON-RPC\n"
+        "request and the response (or every SSE event), status, headers and timings (connect, first byte,\n"
+        "total). `Authorization`, cookies and every header from `mcp.toml` are masked. When the tool declares an\n"
+        "`outputSchema`, the view also checks the `structuredContent` against it (the agent's result is\n"
+        "never changed by the check). Open the fold:"
+    ),
+    code('agent.call("mcp__garden__forecast", city="Porto")'),
+    md(
+        "Each server keeps its last exchanges in memory (a small ring, 64 by default). `%cireil mcp log`\n"
+        "shows them, oldest first; `--export FILE` (or `agent.export_mcp_log(path)`) writes them as JSON lines."
+    ),
+    code("%cireil mcp log garden --limit 3"),
+    code(
+        "import json\n\n"
+        'count = agent.export_mcp_log(root / "wire.jsonl")\n'
+        'first = json.loads((root / "wire.jsonl").read_text().splitlines()[0])\n'
+        'count, first["method"], first["timings_ms"]'
+    ),
+    md(
+        "`%cireil mcp` shows each server: URL, negotiated revision, session, capabilities, instructions,\n"
+        "how many tools it listed and its last errors, with a **Reconnect** button (a new connection; the\n"
+        "tool definitions stay as discovered until `%cireil restart`)."
+    ),
+    code("%cireil mcp garden"),
+    md(
+        "Every request to the model carries every enabled tool's definition again. `%cireil tools` shows\n"
+        "what each one adds (the engine's own token estimate of the exact JSON sent) and the total;\n"
+        "`--lint` checks the definitions for what model providers reject (OpenAI: descriptions over 1,024\n"
+        "characters, names with dots, schemas that are not objects...) and what makes models call a tool\n"
+        "wrongly (untyped or undescribed parameters, `required` naming a parameter that does not exist, enum\n"
+        "values of the wrong type). Findings are advice: the agent stays valid. `cireil dry-run` and\n"
+        "`%cireil dry-run` report them too."
+    ),
+    code("%cireil tools --lint"),
+    md(
+        "Every call you make from a form, a magic or Python is kept for this kernel: each tool's form lists\n"
+        "its earlier calls, and one click refills the form to run again with an edit. From Python:"
+    ),
+    code('[(c.when, c.arguments, c.summary) for c in agent.calls("mcp__garden__forecast")]'),
+]
+
 CELLS = [
     md(
         "# External tools: MCP servers and plugins\n\n"
@@ -176,8 +221,9 @@ CELLS = [
         "changes its tools, need a restart, which connects and discovers again."
     ),
     code("%cireil restart"),
+    *LOOKING_CLOSER,
     md(
-        "## 5. Plugins\n\n"
+        "## 6. Plugins\n\n"
         "A plugin is Python: a package that exposes a `cireil.plugin.Plugin` through the entry point group\n"
         "`cireil.plugins`, or a folder under the runtime root's `plugins/`. The runtime root's\n"
         "`config/plugins.toml` lists them (`name = ...` for a folder, `package = ...` for an entry point).\n"

@@ -129,7 +129,20 @@ def cmd_dry_run(args: argparse.Namespace) -> int:
     _say(f"enabled tools ({len(report.tools)}): {names}")
     if report.warnings:
         _say(_plural(len(report.warnings), "warning") + " (see above)")
+    _print_lint(report.lint)
     return OK
+
+
+def _print_lint(findings: Sequence[Any]) -> None:
+    """Definition lint: reported on stdout, never a reason to fail (the exit status stays 0)."""
+    if not findings:
+        return
+    from .runtime.toollint import lint_counts
+
+    counts = ", ".join(f"{n} {k}" for k, n in lint_counts(list(findings)).items() if n)
+    _say(f"tool definition lint ({counts}; the agent is still valid):")
+    for finding in findings:
+        _say(f"  {finding}")
 
 
 def cmd_tools(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@
 /plain/<how> a plain legacy server whose answer to the 2026-07-28 probe (server/discover) is DISCOVER[how]
              (/plain/hang: answered only after 5 s)
 /modern      speaks only 2026-07-28: no handshake, tools whose arguments are mirrored in headers
+/inspect     tools with poor definitions (see INSPECT_TOOLS), results that break their outputSchema, a huge tool
 The other legacy routes answer server/discover as a legacy SDK server does, 404 with -32601; /redirect
 and /fail-init answer it as they answer everything.
 Every request is recorded in `received` (method, path, headers, JSON body).
@@ -68,6 +69,56 @@ MODERN_TOOLS = [
     },
     {"name": "ask", "inputSchema": {"type": "object"}},
 ]
+
+
+# tools a definition lint has things to say about, and output schemas their results break
+HUGE_DESCRIPTION = "Looks things up. " * 1500  # ~25,000 characters
+INSPECT_TOOLS = [
+    {
+        "name": "forecast",
+        "description": "Weather forecast for a city.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name."}},
+            "required": ["city"],
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"temp": {"type": "number"}, "city": {"type": "string"}},
+            "required": ["temp", "city"],
+        },
+    },
+    {
+        "name": "sloppy",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "mode": {"type": "integer", "enum": ["fast", "slow"], "description": "How."},
+                "free": {},
+                "size": {"type": "integer"},
+            },
+            "required": ["mode", "missing"],
+        },
+    },
+    {
+        "name": "huge",
+        "description": HUGE_DESCRIPTION,
+        "inputSchema": {
+            "type": "object",
+            "properties": {f"field{i:03d}": {"type": "string", "description": f"Field {i}."} for i in range(300)},
+        },
+    },
+    {
+        "name": "matches",
+        "description": "Returns what its outputSchema promises.",
+        "inputSchema": {"type": "object", "properties": {}},
+        "outputSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+    },
+]
+INSPECT_RESULTS = {
+    "forecast": {"content": [{"type": "text", "text": "hot"}], "structuredContent": {"temp": "hot"}},
+    "matches": {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"ok": True}},
+}
 
 
 class Rogue(ThreadingHTTPServer):
@@ -174,6 +225,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(body, {"content": [{"type": "text", "text": json.dumps(seen, sort_keys=True)}]})
         else:
             self._send(404, json.dumps(_error(-32601, "Method not found", rid=body["id"])).encode(), "application/json")
+
+    def _inspect(self, body: dict) -> None:
+        if body["method"] == "initialize":
+            result = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {"listChanged": False}, "logging": {}},
+                "serverInfo": {"name": "rogue-inspect", "version": "9"},
+                "instructions": "Inspect <b>me</b>.",
+            }
+            self._json(body, result, {"Mcp-Session-Id": "insp-1", "Set-Cookie": "sid=cookie-secret; Path=/"})
+        elif body["method"] == "tools/list":
+            self._json(body, {"tools": INSPECT_TOOLS})
+        else:
+            name = body["params"]["name"]
+            self._json(body, INSPECT_RESULTS.get(name, {"content": [{"type": "text", "text": name}]}))
 
     def _redirect(self, body: dict) -> None:
         self._send(307, b"", "text/plain", {"Location": "http://127.0.0.1:9/elsewhere/mcp"})

@@ -55,9 +55,14 @@ class ToolForm(W.VBox):
         status = W.HTML("")
         problems = W.HTML("")
         output = W.Output()
-        super().__init__([header, params, W.HBox([run_button, cancel_button, status]), problems, output])
+        from .callhistory import CallHistoryPicker
+
+        history = CallHistoryPicker(agent, tool.name, self.refill)
+        super().__init__([header, params, W.HBox([run_button, cancel_button, status]), problems, output, history])
         self.agent = agent
         self.tool_name = tool.name
+        self.tool = tool
+        self.history = history
         self.params: SchemaWidget = params
         self.run_button = run_button
         self.cancel_button = cancel_button
@@ -82,6 +87,15 @@ class ToolForm(W.VBox):
 
     def collect(self) -> Collected:
         return self.params.collect()
+
+    def refill(self, arguments: dict) -> None:
+        """A fresh form holding `arguments` (fields they leave out back to their defaults), ready to edit and Run."""
+        params = schema_widget(self.tool.parameters, body_arg=self.tool.body_arg)
+        params.editor.set_value(arguments)
+        children = list(self.children)
+        children[children.index(self.params)] = params
+        self.params = params
+        self.children = tuple(children)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until no call is in flight and its result is shown; False on timeout."""
@@ -137,7 +151,10 @@ class ToolForm(W.VBox):
         finally:
             self.cancel_button.disabled = True
             self.run_button.disabled = False
-            self._idle.set()
+            try:
+                self.history.refresh()  # the call just made is the newest saved call
+            finally:
+                self._idle.set()
 
     def _on_cancel(self, _button: Any = None) -> None:
         call = self.last_call

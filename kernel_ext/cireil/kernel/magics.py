@@ -17,7 +17,7 @@ from IPython.display import display
 from ..runtime.errors import CireilError
 from .toolargs import tokenize
 from .toolmagics import ToolMagics
-from .views import DryRunView, HelpText, SessionCard, ToolTable
+from .views import DryRunView, HelpText, SessionCard
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 HELP = [
     ("load DIR [--tools VAR]", "load the agent directory DIR; VAR names a list of cireil.Tool to add"),
     ("load --demo [--tools VAR]", "load a fresh copy of the bundled demo agent"),
-    ("tools", "the enabled tools: magic, origin, description"),
+    ("tools [--lint]", "the enabled tools: magic, origin, tokens per request, description; --lint checks definitions"),
     ("dry-run [DIR]", "validate the configuration: every problem as FILE:LINE: message"),
     ("restart", "re-read the whole configuration, as a fresh load would"),
     ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
@@ -36,6 +36,8 @@ HELP = [
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("sessions", "the agent's persisted sessions, most recently active first"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
+    ("mcp [SERVER]", "each MCP server: URL, revision, session, capabilities, errors, a Reconnect button"),
+    ("mcp log [SERVER] [--limit N] [--export FILE]", "the recent MCP wire exchanges (secrets masked); JSON lines"),
     ("help", "this list"),
 ]
 HELP_FOOTER = [
@@ -72,6 +74,7 @@ class CireilMagics:
             "sessions": self.sessions,
             "prompt": self.prompt,
             "attach": self.attach,
+            "mcp": self.mcp,
             "help": self.help,
         }
 
@@ -160,10 +163,14 @@ class CireilMagics:
         self._print_loaded(agent)
 
     def tools(self, args: list[str]) -> None:
-        _no_args(args, "tools")
+        lint = args == ["--lint"]
+        if not lint:
+            _no_args(args, "tools [--lint]")
         agent = self._fresh_agent()
         self.tool_magics.sync()
-        display(ToolTable(agent.slug, agent.tools, dict(self.tool_magics.refused)))
+        from .toolcosts import show_tools
+
+        show_tools(agent, dict(self.tool_magics.refused), lint=lint)
 
     def dry_run(self, args: list[str]) -> None:
         if len(args) > 1:
@@ -215,6 +222,11 @@ class CireilMagics:
         from .agentmagics import attach_widget
 
         display(attach_widget(id(self.shell)))
+
+    def mcp(self, args: list[str]) -> None:
+        from .mcpmagics import mcp_command
+
+        mcp_command(self.require_agent(), args)
 
     def agent_cell(self, line: str, cell: str | None = None) -> None:
         """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""

@@ -50,6 +50,13 @@ class ToolTable(_View):
     slug: str
     tools: list[Tool]
     refused: dict[str, str]  # tool name -> the existing magic that kept its own from being registered
+    costs: dict[str, int] | None = None  # tokens each definition adds to every model request (toolcost.py)
+
+    def _cost(self, tool: Tool) -> str:
+        return f"{self.costs[tool.name]:,}" if self.costs and tool.name in self.costs else ""
+
+    def _total(self) -> str:
+        return f"{sum(self.costs.values()):,} tokens of tool definitions in every model request" if self.costs else ""
 
     def _magic(self, tool: Tool) -> str:
         taken = self.refused.get(tool.name)
@@ -58,25 +65,41 @@ class ToolTable(_View):
     def text(self) -> str:
         if not self.tools:
             return f"agent '{self.slug}': no tools enabled (config/tools.toml)"
-        rows = [(t.name, self._magic(t), t.origin, _first_sentence(t.description)) for t in self.tools]
-        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        rows = [(t.name, self._magic(t), t.origin, self._cost(t), _first_sentence(t.description)) for t in self.tools]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
         lines = [f"agent '{self.slug}': {len(rows)} enabled tool{'s' if len(rows) != 1 else ''}"]
-        lines += [f"  {n:<{widths[0]}}  {m:<{widths[1]}}  {o:<{widths[2]}}  {d}" for n, m, o, d in rows]
+        lines += [
+            f"  {n:<{widths[0]}}  {m:<{widths[1]}}  {o:<{widths[2]}}  {c:>{widths[3]}}  {d}" for n, m, o, c, d in rows
+        ]
+        if self.costs:
+            lines.append(f"total: {self._total()} (the tokens column: each tool's share)")
         return "\n".join(lines)
 
     def html(self) -> str:
         if not self.tools:
             return frame("tools", f'<span style="color:{FG_DIM}">no tools enabled</span>', title=esc(self.slug))
-        head = "".join(f'<th style="{_CELL}">{h}</th>' for h in ("tool", "magic", "origin", "description"))
+        columns = (
+            ("tool", "magic", "origin", "tokens", "description")
+            if self.costs
+            else ("tool", "magic", "origin", "description")
+        )
+        head = "".join(f'<th style="{_CELL}">{h}</th>' for h in columns)
         rows = "".join(
             f'<tr><td style="{_CELL};font-weight:600">{esc(t.name)}</td>'
             f'<td style="{_CELL};font-family:{MONO};color:{WARN if t.name in self.refused else "inherit"}">'
             f"{esc(self._magic(t))}</td>"
             f'<td style="{_CELL};color:{FG_DIM}">{esc(t.origin)}</td>'
-            f'<td style="{_CELL}">{esc(t.description)}</td></tr>'
+            + (
+                f'<td style="{_CELL};text-align:right;font-family:{MONO}">{esc(self._cost(t))}</td>'
+                if self.costs
+                else ""
+            )
+            + f'<td style="{_CELL}">{esc(t.description)}</td></tr>'
             for t in self.tools
         )
         table = f'<table style="border-collapse:collapse"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+        if self.costs:
+            table += f'<div class="cireil-tool-cost" style="margin-top:4px;font-weight:600">{esc(self._total())}</div>'
         return frame("tools", table, title=f"{esc(self.slug)} · {len(self.tools)} enabled tools")
 
 
@@ -100,6 +123,10 @@ class DryRunView(_View):
         lines = [f"dry-run {self.report.directory}"]
         lines += self._lines(self.report.errors) + self._lines(self.report.warnings)
         lines.append(self._summary())
+        if self.report.ok:
+            from .lintview import lint_text
+
+            lines.append(lint_text(self.report.lint))
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -113,6 +140,10 @@ class DryRunView(_View):
         ]
         colour = OK if self.report.ok else ERROR
         items.append(f'<div style="color:{colour};margin-top:4px;font-weight:600">{esc(self._summary())}</div>')
+        if self.report.ok:
+            from .lintview import lint_html
+
+            items.append(lint_html(self.report.lint))
         title = f'dry-run <code style="font-family:{MONO}">{esc(self.report.directory)}</code>'
         return frame("dry-run", "".join(items), title=title, failed=not self.report.ok)
 

@@ -26,10 +26,12 @@ INLINE_LIMIT = 20 * 1024 * 1024
 
 def render(result: ToolResult) -> tuple[str, str]:
     data = result.data
-    if "content" not in data:  # a network or protocol failure: no blocks, just the error
+    call = result.inspect.get("mcp") or {}
+    if "content" not in data:  # a network or protocol failure: no blocks, just the error (and the wire)
         from .error import render as error_view
 
-        return error_view(result)
+        text, html = error_view(result)
+        return text, html + _wire(call)
     failed = not result.success
     texts: list[str] = []
     parts: list[str] = []
@@ -54,6 +56,12 @@ def render(result: ToolResult) -> tuple[str, str]:
     if not texts:
         texts.append("(no content)")
         parts.append(f'<div style="color:{FG_DIM}">(no content)</div>')
+    if "outputSchema" in call:
+        check_text, check_html = _output_check(call["outputSchema"], data, failed)
+        if check_text:
+            texts.append(check_text)
+            parts.append(check_html)
+    parts.append(_wire(call))
     title = f"{esc(result.tool)}{' failed' if failed else ''}"
     return "\n".join(texts), frame(result.tool, "".join(parts), title=title, failed=failed)
 
@@ -151,3 +159,34 @@ def _container(open_: str, close: str, items: list[tuple[str, Any]], budget: lis
         f'<details open style="display:inline-block;vertical-align:top"><summary style="background:{BG_SOFT}">'
         f"{esc(open_)} {count} {esc(close)}</summary>{rows}</details>"
     )
+
+
+def _output_check(schema: Any, data: dict, failed: bool) -> tuple[str, str]:
+    """structuredContent against the tool's declared outputSchema: for the person; the agent's result is as sent."""
+    from ..runtime.mcp.outputcheck import check
+
+    found = check(schema, data.get("structuredContent"), present="structuredContent" in data, is_error=failed)
+    if not found:
+        if failed:
+            return "", ""
+        return "outputSchema: structuredContent matches", (
+            f'<div class="cireil-outputcheck" style="color:{FG_DIM};margin:2px 0">✓ structuredContent matches the '
+            "tool's outputSchema</div>"
+        )
+    lines = [f"{v.path}: {v.message}" for v in found]
+    items = "".join(f'<li><code style="font-family:{MONO}">{esc(v.path)}</code> {esc(v.message)}</li>' for v in found)
+    plural = "s" if len(found) != 1 else ""
+    head = f"structuredContent does not match the tool's outputSchema ({len(found)} problem{plural})"
+    html = (
+        f'<div class="cireil-outputcheck" style="background:{ERROR_BG};color:{ERROR};padding:2px 8px;margin:4px 0">'
+        f'⚠ {esc(head)}; the agent still gets the result as sent<ul style="margin:2px 0">{items}</ul></div>'
+    )
+    return head + ":\n  " + "\n  ".join(lines), html
+
+
+def _wire(call: dict) -> str:
+    if "exchanges" not in call:
+        return ""
+    from . import wire
+
+    return wire.fold([e.as_dict() for e in call["exchanges"]])

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import frontmatter, registry, safefs
+from .calllog import CallHistory, SavedCall
 from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_config_bytes, read_toml
@@ -26,6 +27,7 @@ from .conversation import Conversation
 from .errors import ConfigError, ConfigIssue, UnknownToolError
 from .layout import BLOCK_NAMES, AgentLayout
 from .loop import RUNTIME, Submitted
+from .mcp.inspect import McpInspection
 from .paths import SandboxPaths
 from .result import ToolResult
 from .session import Session
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from .engine.turn import EventSink, TurnOutcome
     from .mcp.discovery import Discovered
     from .sessions.store import SessionStore
+    from .toollint import Finding
 
 NOTEBOOK_SESSION = "notebook:main"
 
@@ -73,6 +76,7 @@ class DryRunReport:
     directory: Path
     issues: list[ConfigIssue]
     tools: list[Tool]
+    lint: list[Finding] = field(default_factory=list)  # definition lint of the enabled tools: never an error
 
     @property
     def ok(self) -> bool:
@@ -93,6 +97,7 @@ class DryRunReport:
             "errors": [i.as_dict() for i in self.errors],
             "warnings": [i.as_dict() for i in self.warnings],
             "tools": [t.as_dict() for t in self.tools],
+            "lint": [f.as_dict() for f in self.lint],
         }
 
 
@@ -280,10 +285,13 @@ def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     issues += compatibility_warnings(layout)  # what the original runtime would refuse, when it shares the root
     if snapshot is not None and any(i.severity == "error" for i in issues):
         snapshot = None
-    return DryRunReport(layout.directory, issues, list(snapshot.tools.values()) if snapshot else [])
+    enabled = list(snapshot.tools.values()) if snapshot else []
+    from .toollint import lint_priced
+
+    return DryRunReport(layout.directory, issues, enabled, lint_priced(enabled))
 
 
-class Agent:
+class Agent(McpInspection):
     """A loaded agent. Create with `cireil.load(path)`."""
 
     def __init__(
@@ -308,6 +316,7 @@ class Agent:
         self._pending_notices: list[str] = []
         self.generation = 0  # bumped whenever the enabled tool set changes
         self.tool_state: dict[str, Any] = {}  # what tools keep between calls (edit's dry-run previews)
+        self.call_history = CallHistory()  # calls a person made (magic, form, Python): forms refill from it
         self.closed = False
         self.sweep: safefs.Sweep | None = None  # the removal of stale temporary files started at load
 
@@ -389,6 +398,12 @@ class Agent:
     def dry_run(self) -> DryRunReport:
         return dry_run(self.directory, tools=self.extra_tools.values())
 
+    def lint(self) -> list[Finding]:
+        """Definition lint of the enabled tools (toollint.py): what model APIs reject, what models misread."""
+        from .toollint import lint_priced
+
+        return lint_priced(self.tools)
+
     @property
     def tools(self) -> list[Tool]:
         """The enabled tools as of now (tools.toml is re-read if it changed)."""
@@ -465,7 +480,15 @@ class Agent:
         data = await execute(tool, args, ctx)
         if self.store is not None:  # a call outside a turn may have opened or closed files
             self.store.save_state(ctx.session)
-        return ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
+        result = ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
+        result.inspect = ctx.extra.get("inspect") or {}  # set by the tool for the view (MCP: its wire)
+        self.call_history.record(result)
+        return result
+
+    def calls(self, tool: str) -> list[SavedCall]:
+        """The calls made to `tool` from this kernel (magic, form, Python), newest first; kept in memory only."""
+        name = tool if tool in self.current_tools() else tool.replace("_", "-")
+        return self.call_history.calls(name if self.call_history.calls(name) else tool)
 
     def submit(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Submitted:
         """Start a call on the runtime loop and return at once (what widget buttons use)."""

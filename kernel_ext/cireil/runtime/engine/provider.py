@@ -24,6 +24,7 @@ from ..mcp.sse import SseParser
 from ..messages import assistant_message
 from .config import MissingApiKey, ModelConfig, ProviderConfig
 from .keypool import AllKeysRateLimited, KeyPools
+from .tooldefs import encode_body, tool_definition
 
 _DRAIN_GRACE_S = 1.0
 TIMEOUT_S = 600.0
@@ -145,17 +146,7 @@ def build_request_body(
     body: dict[str, Any] = {"messages": messages, "model": request.model, "prompt_cache_key": request.session_id}
     if request.tools:
         body["tool_choice"] = "auto" if auto else request.tool_choice
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": t["name"],
-                    "description": t.get("description", ""),
-                    "parameters": t.get("parameters") or {"type": "object", "properties": {}},
-                },
-            }
-            for t in request.tools
-        ]
+        body["tools"] = [tool_definition(t) for t in request.tools]
     if model_cfg.reasoning is True:
         body["reasoning"] = {"enabled": True}
     elif isinstance(model_cfg.reasoning, str):
@@ -479,7 +470,7 @@ class OpenAIProvider:
         return exc
 
     async def _post(self, body: dict, key: str, on_delta: Callable[[dict], None] | None) -> ModelReply:
-        data = json.dumps(body, ensure_ascii=False).encode()
+        data = encode_body(body)
         acc = _Accumulator(on_delta)
         # leaving this block, also by cancellation, closes the response (and its connection if unread)
         async with self._http().stream("POST", self.url, content=data, headers=self._headers(key)) as response:

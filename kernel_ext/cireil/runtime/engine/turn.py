@@ -268,8 +268,9 @@ class Turn:
             name = call["name"]
             self.emit({"type": "tool", "step": step, "call": call})
             started = time.perf_counter()
-            data = await self._call(call, conversation, disabled)
+            data, inspect = await self._call(call, conversation, disabled)
             result = ToolResult(name, call.get("input") or {}, data, time.perf_counter() - started, agent=self.agent)
+            result.inspect = inspect  # for the view only (an MCP call's wire): never in the history
             self._add(msgs.tool_response(call["id"], name, data))
             self.emit({"type": "result", "step": step, "call": call, "result": result})
             if name == "no-response":
@@ -289,20 +290,22 @@ class Turn:
             self.emit({"type": "notice", "text": text})
         return ended
 
-    async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> dict:
+    async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
+        """The result data, and what the tool left for the person's view (ToolResult.inspect)."""
         name = call["name"]
         tool = self.tools.get(name)
         if tool is None or name in disabled:
             why = "disabled for the rest of this turn after repeated failures" if tool else "not available"
-            return {"error": f"Tool '{name}' is {why}.", "success": False}
+            return {"error": f"Tool '{name}' is {why}.", "success": False}, {}
         if "rawArguments" in call:
             return {
                 "error": f"The arguments of this call are not valid JSON: {call['rawArguments'][:200]}",
                 "hint": "Send the arguments as one JSON object.",
                 "success": False,
-            }
+            }, {}
         ctx = self.agent.tool_context(self.session, conversation)
-        return await execute(tool, call.get("input") or {}, ctx)
+        data = await execute(tool, call.get("input") or {}, ctx)
+        return data, ctx.extra.get("inspect") or {}
 
 
 def summarize_usage(usage: dict[str, int]) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -14,6 +16,7 @@ from .headers import Path as ArgPath
 from .headers import param_headers, param_marks
 from .negotiate import open_connection
 from .transport import Transport
+from .wirelog import WireLog
 
 T = TypeVar("T")
 MAX_PAGES = 100  # servers that hand back the same cursor forever must not hang discovery
@@ -23,7 +26,12 @@ class McpClient:
     def __init__(self, server: McpServer, *, probe: bool = True) -> None:
         """`probe=False` skips the 2026-07-28 probe and goes straight to the handshake (benchmarks compare eras)."""
         self.server = server
-        self.transport = Transport(server.url, server.headers)
+        self.wire = WireLog(server.name, server.url, server.headers)
+        self.transport = Transport(server.url, server.headers, self.wire)
+        self.errors: deque[tuple[float, str]] = deque(maxlen=10)  # (when, what failed): the server panel shows them
+        self.tool_count = 0  # tools the server listed at connect
+        self.connected_at: float | None = None
+        self.closed = False
         self.instructions: str = ""
         self.probe = probe
         self.unusable: dict[str, str] = {}  # remote tool name -> why it cannot be offered
@@ -45,7 +53,9 @@ class McpClient:
             result = await open_connection(self.transport, probe=self.probe)
             instructions = result.get("instructions")
             self.instructions = instructions.strip() if isinstance(instructions, str) else ""
-            return await self._list_tools()
+            tools = await self._list_tools()
+            self.connected_at = time.time()
+            return tools
 
         return await self._bounded(work, "connecting and listing tools")
 
@@ -57,6 +67,7 @@ class McpClient:
             page = result.get("tools")
             if not isinstance(page, list) or not all(isinstance(t, dict) for t in page):
                 raise McpError("tools/list result has no list of tools")
+            self.tool_count += len(page)
             tools += [t for t in page if self._usable(t)]
             cursor = result.get("nextCursor")
             if cursor is None:
@@ -100,11 +111,35 @@ class McpClient:
             async with asyncio.timeout(self.timeout_s):
                 return await work()
         except TimeoutError:
-            raise McpError(
+            error = McpError(
                 f"timed out after {self.server.timeout} ms {what} (the remote operation may still have taken effect)"
-            ) from None
+            )
         except httpx.HTTPError as exc:
-            raise McpError(f"cannot reach {self.server.url}: {exc or type(exc).__name__}") from None
+            error = McpError(f"cannot reach {self.server.url}: {exc or type(exc).__name__}")
+        except McpError as exc:
+            self.errors.append((time.time(), f"{what}: {exc}"))
+            raise
+        self.errors.append((time.time(), f"{what}: {error}"))
+        raise error from None
+
+    async def reconnect(self) -> str | None:
+        """A new transport (probe or handshake, a new session) in place of the current one; returns the revision.
+
+        The tool definitions found at connect stay as they are (spec: fixed until restart): tools/list is
+        not asked again. On failure the current transport stays in place.
+        """
+        fresh = Transport(self.server.url, self.server.headers, self.wire)
+        try:
+            await self._bounded(lambda: open_connection(fresh, probe=self.probe), "reconnecting")
+        except BaseException:
+            await fresh.close()
+            raise
+        old, self.transport = self.transport, fresh
+        self.connected_at = time.time()
+        self.closed = False
+        await old.close()
+        return fresh.version
 
     async def close(self) -> None:
+        self.closed = True
         await self.transport.close()

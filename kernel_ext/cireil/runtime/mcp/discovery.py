@@ -13,6 +13,7 @@ from ..tool import Tool, ToolContext
 from .client import McpClient
 from .errors import McpError
 from .naming import MAX_NAME, local_name
+from .wirelog import CAPTURE, Exchange
 
 IssueAt = Callable[[McpServer, str], ConfigIssue]
 
@@ -86,11 +87,21 @@ def _tool(client: McpClient, name: str, remote: str, spec: dict) -> Tool:
     if client.instructions:
         description = f"{description}\n\nServer instructions ({client.server.name}):\n{client.instructions}".strip()
 
+    output_schema = spec.get("outputSchema")
+
     async def run(args: dict, ctx: ToolContext) -> dict:
+        captured: list[Exchange] = []  # this call's exchanges, for the result's wire fold
+        token = CAPTURE.set(captured)
         try:
             return await client.call_tool(remote, args)
         except McpError as exc:
             raise ToolError(f"MCP server '{client.server.name}': {exc}") from None
+        finally:
+            CAPTURE.reset(token)
+            ctx.extra["inspect"] = {
+                "mcp": {"server": client.server.name, "remote": remote, "exchanges": captured}
+                | ({"outputSchema": output_schema} if output_schema is not None else {})
+            }
 
     return Tool(
         name=name,

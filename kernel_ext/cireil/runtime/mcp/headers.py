@@ -94,3 +94,51 @@ def _positions(root: Any) -> Iterator[tuple[Path | None, dict]]:
                 stack += [(None, sub) for sub in value]
             elif key in _BY_NAME and isinstance(value, dict):
                 stack += [(None, sub) for sub in value.values()]
+
+
+# Credentials that may travel in headers: masked wherever the wire is shown (wirelog.py). The headers of
+# mcp.toml are masked too: the spec asks that file be protected as a credential.
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
+
+
+def masked(name: str, value: str, configured: frozenset[str] = frozenset()) -> str:
+    """`value` fit to show: a secret's scheme (Bearer, Basic) and length stay, the secret itself does not."""
+    lower = name.lower()
+    if lower not in SECRET_HEADERS and lower not in configured:
+        return value
+    scheme, space, rest = value.partition(" ")
+    if space and scheme.isalpha() and len(scheme) <= 10 and lower in ("authorization", "proxy-authorization"):
+        return f"{scheme} •••• ({len(rest)} chars)"
+    return f"•••• ({len(value)} chars)"
+
+
+def masked_headers(headers: Any, configured: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Header pairs (an httpx.Headers, a dict, pairs) as a dict with secrets masked; repeated names joined."""
+    if headers is None:
+        return {}
+    items = headers.multi_items() if hasattr(headers, "multi_items") else getattr(headers, "items", lambda: headers)()
+    out: dict[str, str] = {}
+    for name, value in items:
+        shown = masked(name, value, configured)
+        out[name] = f"{out[name]}, {shown}" if name in out else shown
+    return out
+
+
+_QUERY_PAIR = re.compile(r"(^|&)([^=&]*)=([^&]*)")
+_SECRET_PARAM = re.compile(r"(?i)(token|key|secret|password|passwd|auth|sig|signature|session|credential)")
+
+
+def masked_url(url: str) -> str:
+    """`url` fit to show: a password in it, and query values whose names look like credentials, masked."""
+    from urllib.parse import unquote_plus, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:••••@{host}" if ":" in userinfo else f"••••@{host}"
+    query = _QUERY_PAIR.sub(
+        lambda m: f"{m[1]}{m[2]}=••••" if _SECRET_PARAM.search(unquote_plus(m[2])) else m[0], parts.query
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

@@ -20,10 +20,12 @@ from typing import Any
 
 import httpx
 
+from ..netbackend import CONNECT_TIMER, uses_asyncio_backend
 from . import jsonrpc
 from .errors import McpError, McpHttpError
 from .headers import header_value
 from .sse import SseParser
+from .wirelog import Exchange, WireLog
 
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")  # legacy, spoken after the initialize handshake
 MODERN = "2026-07-28"
@@ -47,9 +49,11 @@ _MAX_HEADER_SETS = 1000
 class Transport:
     """One server connection: the era and session it negotiated and the HTTP client it talks through."""
 
-    def __init__(self, url: str, headers: dict[str, str]) -> None:
+    def __init__(self, url: str, headers: dict[str, str], wire: WireLog | None = None) -> None:
         self.url = url
+        self.wire = wire  # the wire log (wirelog.py); None records nothing
         self._direct = _direct_pool()
+        self._timed_connects = self._direct is not None and uses_asyncio_backend(self._direct)
         # follow_redirects=False: a redirect would carry the configured credentials to another endpoint
         self._client = httpx.AsyncClient(follow_redirects=False, timeout=None, headers=headers, transport=self._direct)
         self._url = httpx.URL(url)  # parsed once: every request goes to this one endpoint
@@ -93,7 +97,8 @@ class Transport:
         try:
             if self.session_id:
                 with contextlib.suppress(httpx.HTTPError):  # the server may be gone; the session dies with it
-                    await self._client.delete(self.url, headers=self._headers(), timeout=_CANCEL_WAIT_S)
+                    response = await self._client.delete(self.url, headers=self._headers(), timeout=_CANCEL_WAIT_S)
+                    _log_after(self.wire, "(end session)", b"", response, self.version, "DELETE")
         finally:
             await self._client.aclose()
 
@@ -113,6 +118,7 @@ class Transport:
     async def notify(self, method: str, params: dict | None = None) -> None:
         body = jsonrpc.notification(method, params)
         response = await self._client.post(self.url, content=body, headers=self._headers())
+        _log_after(self.wire, method, body, response, self.version)
         if not response.is_success:
             self._refuse(response, response.text)
 
@@ -120,7 +126,8 @@ class Transport:
         body = jsonrpc.notification("notifications/cancelled", {"requestId": rid, "reason": "cancelled by the client"})
         # best effort: the caller's cancellation matters more than the courtesy
         with contextlib.suppress(httpx.HTTPError, asyncio.CancelledError):
-            await self._client.post(self.url, content=body, headers=self._headers(), timeout=_CANCEL_WAIT_S)
+            response = await self._client.post(self.url, content=body, headers=self._headers(), timeout=_CANCEL_WAIT_S)
+            _log_after(self.wire, "notifications/cancelled", body, response, self.version)
 
     async def _exchange(
         self, rid: int, method: str, params: dict | None, extra: dict[str, str] | None, *, retry: bool
@@ -139,7 +146,26 @@ class Transport:
         request = httpx.Request("POST", self._url, content=body, headers=headers)
         if self._client.cookies:  # cookies a server set (a load balancer's stickiness) still go back to it
             self._client.cookies.set_cookie_header(request)
-        response = await self._send(request)
+        # wire log hook: a reference to what is sent, timestamps; the rest is done only when someone looks
+        tap = self.wire.begin(method, body, request.headers) if self.wire is not None else None
+        timer = None
+        if tap is not None:
+            if self._timed_connects:  # our backend reports new connections: nothing per request
+                timer = CONNECT_TIMER.set(tap.connected)
+            else:  # httpcore's trace hook, a dozen awaits per request
+                request.extensions["trace"] = tap.trace
+        try:
+            response = await self._send(request)
+        except BaseException as exc:
+            if tap is not None:
+                tap.end(self.version, exc)
+            raise
+        finally:
+            if timer is not None:
+                CONNECT_TIMER.reset(timer)
+        if tap is not None:
+            tap.answered(response.status_code, response.headers)
+        failure: BaseException | None = None
         try:
             if response.status_code == 404 and self.session_id and retry:
                 # the session expired: start a new one and send the request once more
@@ -147,12 +173,20 @@ class Transport:
                 await self.initialize()
                 return await self._exchange(rid, method, params, extra, retry=False)
             if not response.is_success:
-                self._refuse(response, (await response.aread()).decode("utf-8", "replace"))
+                text = (await response.aread()).decode("utf-8", "replace")
+                if tap is not None:
+                    tap.message(text, "text")
+                self._refuse(response, text)
             if method == "initialize":
                 self._take_session(response)
-            result = await self._answer(response, rid, method)
+            result = await self._answer(response, rid, method, tap)
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
             await response.aclose()
+            if tap is not None:
+                tap.end(self.version, failure)
         if self.modern and result.get("resultType") == "input_required":
             # the server wants the client to answer something first (sampling, elicitation...): we offer none
             raise McpError(f"server asked for client input to complete {method}, which cireil does not provide")
@@ -223,25 +257,29 @@ class Transport:
         detail = str(error.get("message") or "") or body.strip()[:_MAX_ERROR_BODY] or response.reason_phrase
         raise McpHttpError(f"HTTP {code} from {self.url}: {detail}", code, error.get("code"), error.get("data"))
 
-    async def _answer(self, response: httpx.Response, rid: int, method: str) -> dict:
+    async def _answer(self, response: httpx.Response, rid: int, method: str, tap: Exchange | None) -> dict:
         kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if kind == "application/json":
             text = (await response.aread()).decode("utf-8", "replace")
+            if tap is not None:
+                tap.message(text, "json")
             for message in jsonrpc.decode(text):
                 if jsonrpc.is_response(message) and message.get("id") == rid:
                     return jsonrpc.outcome(message)
             raise McpError(f"the JSON answer to {method} holds no response with id {rid}")
         if kind == "text/event-stream":
-            return await self._stream(response, rid, method)
+            return await self._stream(response, rid, method, tap)
         if response.status_code == 202 or not kind:
             raise McpError(f"server accepted {method} without answering it (HTTP {response.status_code}, no body type)")
         raise McpError(f"server answered {method} with unsupported content type {kind!r}")
 
-    async def _stream(self, response: httpx.Response, rid: int, method: str) -> dict:
+    async def _stream(self, response: httpx.Response, rid: int, method: str, tap: Exchange | None) -> dict:
         parser = SseParser()
         chunks = _chunks_then_end(response)
         async for chunk in chunks:
             for event in parser.feed(chunk) if chunk is not None else parser.finish():
+                if tap is not None:
+                    tap.message(event.data, "sse")
                 if event.event != "message":
                     continue
                 for message in jsonrpc.decode(event.data):
@@ -265,6 +303,7 @@ class Transport:
             error = {"code": -32601, "message": f"cireil does not support {message['method']}"}
             body = jsonrpc.response(message["id"], error=error)
         answer = await self._client.post(self.url, content=body, headers=self._headers())
+        _log_after(self.wire, f"(answer to {message['method']})", body, answer, self.version)
         await answer.aclose()
 
 
@@ -294,3 +333,16 @@ async def _chunks_then_end(response: httpx.Response) -> AsyncIterator[str | None
     async for chunk in response.aiter_text():
         yield chunk
     yield None
+
+
+def _log_after(
+    wire: WireLog | None, label: str, body: bytes, response: httpx.Response, version: str | None, verb: str = "POST"
+) -> None:
+    """The wire log entry of a message off the call path (notifications, DELETE), recorded once answered."""
+    tap = wire.begin(label, body, response.request.headers, verb) if wire is not None else None
+    if tap is not None:
+        tap.answered(response.status_code, response.headers)
+        with contextlib.suppress(httpx.ResponseNotRead):  # a non-streamed answer has its body read already
+            if response.content:
+                tap.message(response.text, "text")
+        tap.end(version)
