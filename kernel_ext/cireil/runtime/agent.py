@@ -179,7 +179,7 @@ def read_config(
     if layout.runtime_root is not None:  # plugins.toml lives in the runtime root; imported only then
         from .plugins.loader import load_plugins
 
-        plugins = load_plugins(layout.directory, layout.runtime_root, set(extra))
+        plugins = load_plugins(layout.directory, layout.runtime_root, set(extra), mcp_tools)
         issues += plugins.issues
         # a plugin may replace a built-in (allowOverride): it comes first, as Python-defined tools do
         extra = {**plugins.tools, **extra}
@@ -219,10 +219,15 @@ def _close_mcp(found: Discovered | None) -> None:
 
 
 def _check_extra(tools: Iterable[Tool]) -> dict[str, Tool]:
+    from .mcp.naming import reserved_clash
+
     out: dict[str, Tool] = {}
     for tool in tools:
         if tool.name in registry.BUILTIN_NAMES:
             raise ValueError(f"tool '{tool.name}' has the name of a built-in tool; give it another name")
+        clash = reserved_clash(tool.name)
+        if clash is not None:  # checked before discovery: no Python tool can ever shadow an MCP tool
+            raise ValueError(f"tool '{tool.name}' defined in Python: {clash}; give it another name")
         if tool.name in out:
             raise ValueError(f"two tools are named '{tool.name}'")
         out[tool.name] = replace(tool, origin="python") if tool.origin == "built-in" else tool
