@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import frontmatter, registry
-from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
+from .config.mcp_config import MCP_FILE, McpServer, exposure_warning, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_toml
 from .config.tools_config import TOOLS_FILE, ToolsConfig, parse_tools_config
@@ -172,6 +172,9 @@ def read_config(
         mcp_src = _read(layout, MCP_FILE, issues)
         mcp_servers, mcp_issues = parse_mcp_config(mcp_src)
         issues += mcp_issues
+        exposed = exposure_warning(layout.directory, mcp_servers)
+        if exposed is not None:
+            issues.append(exposed)
         if mcp_servers and not mcp_issues:
             mcp = _discover(mcp_servers, mcp_src)
             issues += mcp.issues

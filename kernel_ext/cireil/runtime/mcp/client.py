@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ..config.mcp_config import McpServer
-from .errors import McpError
+from .errors import McpError, McpTimeout
 from .headers import Path as ArgPath
 from .headers import param_headers, param_marks
 from .negotiate import open_connection
@@ -100,7 +100,7 @@ class McpClient:
             async with asyncio.timeout(self.timeout_s):
                 return await work()
         except TimeoutError:
-            raise McpError(
+            raise McpTimeout(
                 f"timed out after {self.server.timeout} ms {what} (the remote operation may still have taken effect)"
             ) from None
         except httpx.HTTPError as exc:

@@ -11,7 +11,7 @@ from ..errors import ConfigIssue, ToolError
 from ..params import RawObject
 from ..tool import Tool, ToolContext
 from .client import McpClient
-from .errors import McpError
+from .errors import McpError, McpTimeout
 from .naming import MAX_NAME, local_name
 
 IssueAt = Callable[[McpServer, str], ConfigIssue]
@@ -89,6 +89,8 @@ def _tool(client: McpClient, name: str, remote: str, spec: dict) -> Tool:
     async def run(args: dict, ctx: ToolContext) -> dict:
         try:
             return await client.call_tool(remote, args)
+        except McpTimeout as exc:
+            raise ToolError(f"MCP server '{client.server.name}': {exc}", hint=McpTimeout.HINT) from None
         except McpError as exc:
             raise ToolError(f"MCP server '{client.server.name}': {exc}") from None
 
