@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from ..errors import ToolError
+from ..imaging import SENDABLE, sendable
 from ..media import media_kind
 from ..params import Boolean, Params, String
 from ..sniff import SNIFF_BYTES, binary_kind, inspect_hint
@@ -33,7 +36,10 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     kind = media_kind(found.resolved.sandbox)
     if kind is not None:
         media_type, data = kind[1], found.host.read_bytes()
-        ctx.session.pending_media.append({"type": kind[0], "mediaType": media_type, "path": path, "data": data})
+        sent_type = media_type
+        if kind[0] == "image" and media_type not in SENDABLE:  # AVIF, HEIC, BMP, TIFF: sent as WebP
+            data, sent_type = await asyncio.to_thread(sendable, data, media_type, f"'{path}'")
+        ctx.session.pending_media.append({"type": kind[0], "mediaType": sent_type, "path": path, "data": data})
         return {"mediaType": media_type, "path": path, "size": found.size, "success": True, "type": kind[0]}
     if found.size > READ_LIMIT:  # before reading: a huge file is never loaded, outlined or returned
         with found.host.open("rb") as head:  # its start says whether "extract an excerpt" makes sense
@@ -56,7 +62,8 @@ TOOL = Tool(
     description=(
         "Read a file. Long files (over about 2000 tokens) with headings or id'd elements return an outline of "
         "their sections instead of the content: pin the sections you need with open-file, or pass raw=true for "
-        f"the full text. Text files over {READ_LIMIT} bytes are refused. Images (png, jpg, gif, webp, bmp, tiff) "
+        f"the full text. Text files over {READ_LIMIT} bytes are refused. Images (png, jpg, gif, webp, bmp, tiff, "
+        "avif, heic, heif) "
         "and videos (mp4, webm, mov) are attached for you to look at; other binary files are refused."
     ),
     params=Params(
