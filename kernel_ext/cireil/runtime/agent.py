@@ -208,6 +208,16 @@ def read_config(
     return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp), issues
 
 
+def not_granted(name: str, session: Session) -> dict:
+    """The result of a call the session's grant does not allow (a failure, as for any refused call)."""
+    granted = ", ".join(sorted(session.grant or ())) or "none"
+    return {
+        "error": f"Tool '{name}' is not granted to session '{session.id}' (granted: {granted}).",
+        "hint": "Use a granted tool, or ask the person to widen this session's grant.",
+        "success": False,
+    }
+
+
 def _resolve(name: str, extra: Mapping[str, Tool], mcp_tools: Mapping[str, Tool]) -> Tool:
     if name in extra:
         return extra[name]
@@ -453,9 +463,60 @@ class Agent:
         """The enabled tools of the current snapshot, without re-reading anything."""
         return dict(self._snapshot.tools)
 
+    def offered_tools(self, session: Session) -> dict[str, Tool]:
+        """What a turn of `session` offers the model: the enabled tools its grant allows, in tools.toml order."""
+        return {name: tool for name, tool in self._snapshot.tools.items() if session.allows(name)}
+
+    def grant(self, tools: Iterable[str] | None, *, session: str | None = None) -> Session:
+        """Limit a remote session to these tools (None: every enabled tool again). Built-in, plugin and MCP tools
+        alike; respond and no-response always stay. Names must be tools this agent knows, enabled or not."""
+        target = self.session_for(self.session_id(session)) if session else self.session
+        if tools is None:
+            target.grant = None
+            return target
+        if target.platform != "remote":
+            raise ValueError(
+                f"session '{target.id}' is {target.platform}: grants apply to remote (adapter-owned) sessions only"
+            )
+        names = list(dict.fromkeys(tools))
+        known = self.known_tool_names()
+        for name in names:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ValueError(f"cannot grant '{name}': agent '{self.slug}' has no such tool{hint}")
+        target.grant = frozenset(names)
+        return target
+
+    def grant_text(self, session: Session | None = None) -> str:
+        """One line on what the session's grant lets a turn use, for `%cireil session` and `%cireil context`."""
+        target = session or self.session
+        enabled = list(self._snapshot.tools)
+        if target.grant is None:
+            return f"all {len(enabled)} enabled tools (no grant on this session)"
+        offered = [n for n in enabled if target.allows(n)]
+        parts = [f"granted: {', '.join(offered) or 'none'}"]
+        withheld = [n for n in enabled if n not in offered]
+        if withheld:
+            parts.append(f"withheld: {', '.join(withheld)}")
+        idle = sorted(target.grant.difference(enabled))
+        if idle:
+            parts.append(f"granted but not enabled in tools.toml: {', '.join(idle)}")
+        return "; ".join(parts)
+
+    def known_tool_names(self) -> list[str]:
+        """Every tool name this agent could enable: built-ins, Python and plugin tools, discovered MCP tools."""
+        snapshot = self._snapshot
+        mcp_tools = snapshot.mcp.tools if snapshot.mcp else {}
+        extra = [*self.extra_tools, *snapshot.tools_config.enabled]  # tools.toml names every plugin tool it uses
+        return list(dict.fromkeys([*registry.BUILTIN_NAMES, *extra, *mcp_tools, *snapshot.tools]))
+
     async def _run(self, tool: Tool, args: dict, ctx: ToolContext, notices: list[str]) -> ToolResult:
         started = time.perf_counter()
-        data = await execute(tool, args, ctx)
+        if not ctx.session.allows(tool.name):  # the session's grant authorizes calls as it filters turns
+            data = not_granted(tool.name, ctx.session)
+        else:
+            data = await execute(tool, args, ctx)
         if self.store is not None:  # a call outside a turn may have opened or closed files
             self.store.save_state(ctx.session)
         return ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
@@ -485,7 +546,10 @@ class Agent:
         """The opened files and pinned sections exactly as the next model call would show them (§7.2)."""
         from .context import opened_files_context
 
-        return opened_files_context(self.session, self.sandbox_paths())
+        found = opened_files_context(self.session, self.sandbox_paths())
+        if self.session.grant is not None:  # a grant decides which tools the agent is offered: part of what it sees
+            found.tools = self.grant_text()
+        return found
 
     # -- sessions -----------------------------------------------------------------------------------
     def session_for(self, session_id: str) -> Session:

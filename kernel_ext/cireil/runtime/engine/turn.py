@@ -292,6 +292,11 @@ class Turn:
     async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> dict:
         name = call["name"]
         tool = self.tools.get(name)
+        if tool is None and not self.session.allows(name) and name in self.agent.current_tools():
+            # the session's grant authorizes calls as it filters what is offered
+            from ..agent import not_granted
+
+            return not_granted(name, self.session)
         if tool is None or name in disabled:
             why = "disabled for the rest of this turn after repeated failures" if tool else "not available"
             return {"error": f"Tool '{name}' is {why}.", "success": False}
