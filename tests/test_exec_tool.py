@@ -206,7 +206,12 @@ def test_a_background_child_holding_the_pipes_does_not_stall_the_call(tmp_path, 
     time only. Under bwrap the PID namespace ends both as well, so the backend without it ("none") is what
     shows the runner's own mechanisms at work."""
     agent = load(tmp_path, backend=backend, binaries=[*BINARIES, "setsid"])
-    script = "sleep 30 & echo $!; setsid sleep 30 & echo $!; echo hi"
+    # the parent waits until the escaped child has left the group: otherwise the group kill could reach it
+    # before it calls setsid, and the bounded drain would not be what ends the call
+    script = (
+        "sleep 30 & echo $!; setsid sh -c ': > .escaped; exec sleep 30' & echo $!; "
+        "while [ ! -e .escaped ]; do sleep 0.05; done; echo hi"
+    )
     started = time.monotonic()
     result = agent.call("exec", command="sh", args=["-c", script])
     elapsed = time.monotonic() - started
