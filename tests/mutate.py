@@ -178,6 +178,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "            await _wait(watch.drained, _REAP_S)\n        raise\n",
         "            await _wait(watch.drained, _REAP_S)\n        timed_out = True\n",
         "tests/test_exec_limits.py",
+        "-k",
+        "cancelling",
     ),
     m(
         "exec-fallback-truncated",
@@ -187,7 +189,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "out.update(fallbackInline=True, truncated=False)",
         "tests/test_exec_tool.py",
         "-k",
-        "fallback",
+        "fallback or falls",
     ),
     # -- built-in tools -----------------------------------------------------------------------------
     m(
