@@ -28,7 +28,7 @@ from .layout import BLOCK_NAMES, AgentLayout
 from .loop import RUNTIME, Submitted
 from .paths import SandboxPaths
 from .result import ToolResult
-from .session import Session
+from .session import Session, not_granted
 from .tool import Progress, Tool, ToolContext, execute
 
 if TYPE_CHECKING:
@@ -206,16 +206,6 @@ def read_config(
     tools = {name: _resolve(name, extra, mcp_tools) for name in tools_cfg.enabled_names}
     warnings = [i for i in issues if i.severity == "warning"]
     return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp), issues
-
-
-def not_granted(name: str, session: Session) -> dict:
-    """The result of a call the session's grant does not allow (a failure, as for any refused call)."""
-    granted = ", ".join(sorted(session.grant or ())) or "none"
-    return {
-        "error": f"Tool '{name}' is not granted to session '{session.id}' (granted: {granted}).",
-        "hint": "Use a granted tool, or ask the person to widen this session's grant.",
-        "success": False,
-    }
 
 
 def _resolve(name: str, extra: Mapping[str, Tool], mcp_tools: Mapping[str, Tool]) -> Tool:

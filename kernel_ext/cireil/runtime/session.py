@@ -81,3 +81,13 @@ class Session:
         del self.history[state.pop("history_len") :]
         for key, value in state.items():
             setattr(self, key, value)
+
+
+def not_granted(name: str, session: Session) -> dict:
+    """The result of a call the session's grant does not allow (a failure, as for any refused call)."""
+    granted = ", ".join(sorted(session.grant or ())) or "none"
+    return {
+        "error": f"Tool '{name}' is not granted to session '{session.id}' (granted: {granted}).",
+        "hint": "Use a granted tool, or ask the person to widen this session's grant.",
+        "success": False,
+    }
