@@ -535,9 +535,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "                mcp_servers=old.mcp_servers,  # MCP definitions stay fixed until restart\n"
         "                mcp=old.mcp,",
         "                mcp_servers=None,\n                mcp=None,",
-        "tests/test_mcp_agent.py",
-        "-k",
-        "fixed",
+        "tests/test_mcp_agent.py::test_definitions_stay_fixed_until_restart",
         "tests/test_mcp_reload.py",
     ),
     m(
