@@ -136,7 +136,11 @@ CELLS = [
         "## 2. Tell an agent about it: `config/mcp.toml`\n\n"
         "Each server is a `[servers.<name>]` table with a `url` and an optional `timeout` in milliseconds\n"
         "(it covers connecting and listing the tools, and separately each call). Static headers — an\n"
-        "`Authorization` token, say — go in `[servers.<name>.headers]`; headers the transport owns are refused."
+        "`Authorization` token, say — go in `[servers.<name>.headers]`; headers the transport owns are refused.\n\n"
+        "**Only configure servers you trust** with whatever the agent passes to their tools. Calls go from this\n"
+        "kernel straight to the server, not through the exec sandbox, and enabling a tool gives the agent its\n"
+        "remote effects. An `mcp.toml` holding secrets (a header, a token in the URL) is a **credential file**:\n"
+        "keep it private (`chmod 600 config/mcp.toml`); loading warns, naming the file, when others can read it."
     ),
     code(
         "from cireil.runtime.scaffold import init\n\n"
@@ -217,6 +221,11 @@ CELLS = [
     ),
     code('agent.call("mcp__garden__beds_count", rows="four", per_row=6)'),
     md(
+        "A **timeout** is different from a refusal: the call failed here, but that does not prove the server\n"
+        "did nothing. It may have carried the call out after the deadline, so the error and its hint say so.\n"
+        "Check the remote state before calling again, above all for tools that change something."
+    ),
+    md(
         "Tool definitions stay as discovered until `%cireil restart`: edits to `mcp.toml`, or a server that\n"
         "changes its tools, need a restart, which connects and discovers again."
     ),
@@ -243,7 +252,8 @@ CELLS = [
     code("%cireil_word_count 'Plant beans after the last frost.'"),
     md(
         "A plugin tool that has the name of a built-in is refused unless its entry says\n"
-        "`allowOverride = true`; two plugins never share a tool name; a plugin that fails to import is\n"
+        "`allowOverride = true`; two plugins never share a tool name, and no plugin or Python tool may take an\n"
+        "MCP tool's name (the `mcp__` prefix is reserved); a plugin that fails to import is\n"
         "reported with its name and the error, at its line in `plugins.toml`.\n\n"
         "Finally, stop the server. Loading another agent (or closing this one) closes its MCP sessions."
     ),

@@ -179,3 +179,39 @@ def test_mcp_syntax_error_has_a_line(tmp_path):
     (agent / "config" / "mcp.toml").write_text('[servers.docs]\nurl = "https://x.org\n')
     [issue] = cireil.dry_run(agent).errors
     assert (issue.file, issue.line) == ("config/mcp.toml", 2)
+
+
+# -- mcp.toml holding secrets is a credential file (spec: "Protect this file as a credential") ---------
+def _exposed(tmp_path, text: str, mode: int) -> list[str]:
+    from cireil.runtime.agent import dry_run
+
+    agent = make_agent(tmp_path)
+    path = agent / "config" / "mcp.toml"
+    path.write_text(text)
+    path.chmod(mode)
+    # the servers are never reached here: the port is closed, so load stops at discovery -- the warning
+    # comes from reading the file, before any connection
+    return [str(i) for i in dry_run(agent).warnings if i.file == "config/mcp.toml"]
+
+
+SECRET = '[servers.s]\nurl = "http://127.0.0.1:9/mcp"\n[servers.s.headers]\nAuthorization = "Bearer x"\n'
+
+
+def test_a_world_readable_mcp_toml_with_headers_is_warned_about(tmp_path):
+    (warning,) = _exposed(tmp_path, SECRET, 0o644)
+    assert warning.startswith(
+        "config/mcp.toml: warning: holds credentials (server 's') but group and others can read it (mode 0644); "
+        "protect it as a credential file: chmod 600 "
+    )
+    assert warning.endswith(str(tmp_path / "testagent" / "config" / "mcp.toml"))
+
+
+def test_group_readable_alone_is_enough_and_a_token_in_the_url_counts(tmp_path):
+    text = '[servers.q]\nurl = "http://127.0.0.1:9/mcp?token=abc"\n'
+    (warning,) = _exposed(tmp_path, text, 0o640)
+    assert "but group can read it (mode 0640)" in warning
+
+
+def test_a_private_file_or_one_without_secrets_is_not_warned_about(tmp_path):
+    assert _exposed(tmp_path / "a", SECRET, 0o600) == []
+    assert _exposed(tmp_path / "b", '[servers.p]\nurl = "http://127.0.0.1:9/mcp"\n', 0o644) == []

@@ -99,3 +99,35 @@ def test_huge_output_is_captured_with_bounded_memory(tmp_path, script):
     assert figures["length"] == size
     assert (agent / figures["path"].removeprefix("/")).stat().st_size == size
     assert figures["growth_kib"] < 32 * 1024, figures
+
+
+def test_cancelling_a_turn_while_exec_runs_cancels_the_turn_not_the_command_only(tmp_path):
+    """Spec: cancellation of the calling turn propagates as cancellation rather than a successful command
+    result. A command that swallowed it would hand the turn a result and let it go on with another model
+    call; here the turn stops where it was and keeps only its complete steps."""
+    from cireil.scripted_llm import ScriptedLLM, reply
+    from turnkit import engine_toml
+
+    marker = "987.875"
+    agent_dir = exec_agent(tmp_path)
+    (agent_dir / "config" / "tools.toml").write_text("respond = true\n[exec]\nenabled = true\n")
+    with ScriptedLLM() as llm:
+        (agent_dir / "config" / "engine.toml").write_text(engine_toml(llm.base_url))
+        agent = cireil.load(agent_dir)
+        try:
+            llm.script(
+                reply.tool_calls(("exec", {"command": "sleep", "args": [marker]})),
+                reply.tool_calls(("respond", {"content": "the command ended"})),
+            )
+            submitted = agent.submit_turn("run it")
+            deadline = time.monotonic() + 20
+            while not processes_with(marker) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert processes_with(marker), "the command never started"
+            assert submitted.cancel_and_wait(10)
+            time.sleep(0.5)  # a turn that went on would ask the model again about now
+            assert len(llm.requests) == 1
+            assert [m["role"] for m in agent.session.history] == ["user"]  # the step with the call is gone
+            assert processes_with(marker) == []
+        finally:
+            agent.close()

@@ -99,6 +99,9 @@ def test_a_call_past_its_timeout_fails_and_is_cancelled_on_the_wire(tmp_path, sd
         result = agent.call("mcp__demo__slow", seconds=30)
         assert not result.success
         assert "timed out after 1500 ms" in result["error"]
+        # spec: "A timeout does not prove that the remote operation had no effect" -- and the error says so
+        assert "may still have taken effect" in result["error"]
+        assert result["hint"].startswith("A timeout does not prove the call had no effect")
         _wait_for(mcp_marker)
         assert agent.call("mcp__demo__slow", seconds=0).success  # the connection is still usable
     finally:

@@ -447,11 +447,26 @@ def test_session_info_default_session_is_remote(agent_dir):
 
 
 @pytest.mark.parametrize(
-    ("session_id", "platform"), [("internal:daily", "internal"), ("cron:job1", "internal"), ("tui", "tui")]
+    ("session_id", "platform"),
+    [
+        ("internal:daily", "internal"),  # named internal session
+        ("cron:job1", "internal"),  # scheduled internal session
+        ("tui", "tui"),
+        ("notebook:review", "remote"),  # adapter-owned
+        ("cli:batch", "remote"),
+    ],
 )
 def test_session_info_other_sessions(agent_dir, session_id, platform):
-    ctx = make_ctx(agent_dir, session=Session(id=session_id, platform=platform))
-    assert run("session-info", {}, ctx) == {"platform": platform, "session_id": session_id, "success": True}
+    # the session comes from the agent, as a turn's does: the platform is decided from its id, not given here
+    agent = cireil.load(agent_dir)
+    agent.use_session(session_id)
+    expected = {"platform": platform, "session_id": session_id, "success": True}
+    assert agent.call("session-info").data == expected
+    agent.close()
+    again = cireil.load(agent_dir)  # and the same after it went through sessions.db
+    again.use_session(session_id)
+    assert again.call("session-info").data == expected
+    again.close()
 
 
 def test_session_info_takes_no_parameters(ctx):

@@ -34,6 +34,7 @@ HELP = [
     ("context", "what the agent sees of its opened files and pinned sections"),
     ("prompt [--session NAME]", "the next model request: system prompt, messages, tool schemas, body"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
+    ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),
     ("sessions", "the agent's persisted sessions, most recently active first"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("mcp [SERVER]", "each MCP server: URL, revision, session, capabilities, errors, a Reconnect button"),
@@ -199,12 +200,28 @@ class CireilMagics:
         display(tool_form(agent, agent.tool(args[0]).name) if args else palette(agent))
 
     def session(self, args: list[str]) -> None:
-        if len(args) > 1:
-            raise UsageError("usage: %cireil session [NAME]")
+        usage = "usage: %cireil session [NAME] [--grant TOOL,TOOL,... | --grant all]"
+        grant: list[str] | None = None
+        clear = False
+        if "--grant" in args:
+            at = args.index("--grant")
+            if at + 1 >= len(args) or args[at + 1].startswith("--"):
+                raise UsageError(f"--grant needs a comma-separated list of tools, or 'all'; {usage}")
+            value = args[at + 1]
+            args = args[:at] + args[at + 2 :]
+            clear = value == "all"
+            grant = [] if clear else [n.strip() for n in value.split(",") if n.strip()]
+        if len(args) > 1 or any(a.startswith("--") for a in args):
+            raise UsageError(usage)
         agent = self.require_agent()
         if args:
             agent.use_session(args[0])
-        display(SessionCard(agent.slug, agent.session))
+        if grant is not None:
+            try:
+                agent.grant(None if clear else grant)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+        display(SessionCard(agent.slug, agent.session, agent.grant_text()))
 
     def sessions(self, args: list[str]) -> None:
         from .agentmagics import show_sessions

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import frontmatter, registry, safefs
 from .calllog import CallHistory, SavedCall
-from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
+from .config.mcp_config import MCP_FILE, McpServer, exposure_warning, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_config_bytes, read_toml
 from .config.tools_config import TOOLS_FILE, ToolsConfig, parse_tools_config
@@ -30,7 +30,7 @@ from .loop import RUNTIME, Submitted
 from .mcp.inspect import McpInspection
 from .paths import SandboxPaths
 from .result import ToolResult
-from .session import Session
+from .session import Session, not_granted
 from .tool import Progress, Tool, ToolContext, execute
 
 if TYPE_CHECKING:
@@ -187,6 +187,9 @@ def read_config(
         mcp_src = _read(layout, MCP_FILE, issues)
         mcp_servers, mcp_issues = parse_mcp_config(mcp_src)
         issues += mcp_issues
+        exposed = exposure_warning(layout.directory, mcp_servers)
+        if exposed is not None:
+            issues.append(exposed)
         if mcp_servers and not mcp_issues:
             mcp = _discover(mcp_servers, mcp_src)
             issues += mcp.issues
@@ -194,7 +197,7 @@ def read_config(
     if layout.runtime_root is not None:  # plugins.toml lives in the runtime root; imported only then
         from .plugins.loader import load_plugins
 
-        plugins = load_plugins(layout.directory, layout.runtime_root, set(extra))
+        plugins = load_plugins(layout.directory, layout.runtime_root, set(extra), mcp_tools)
         issues += plugins.issues
         # a plugin may replace a built-in (allowOverride): it comes first, as Python-defined tools do
         extra = {**plugins.tools, **extra}
@@ -234,10 +237,15 @@ def _close_mcp(found: Discovered | None) -> None:
 
 
 def _check_extra(tools: Iterable[Tool]) -> dict[str, Tool]:
+    from .mcp.naming import reserved_clash
+
     out: dict[str, Tool] = {}
     for tool in tools:
         if tool.name in registry.BUILTIN_NAMES:
             raise ValueError(f"tool '{tool.name}' has the name of a built-in tool; give it another name")
+        clash = reserved_clash(tool.name)
+        if clash is not None:  # checked before discovery: no Python tool can ever shadow an MCP tool
+            raise ValueError(f"tool '{tool.name}' defined in Python: {clash}; give it another name")
         if tool.name in out:
             raise ValueError(f"two tools are named '{tool.name}'")
         out[tool.name] = replace(tool, origin="python") if tool.origin == "built-in" else tool
@@ -475,9 +483,60 @@ class Agent(McpInspection):
         """The enabled tools of the current snapshot, without re-reading anything."""
         return dict(self._snapshot.tools)
 
+    def offered_tools(self, session: Session) -> dict[str, Tool]:
+        """What a turn of `session` offers the model: the enabled tools its grant allows, in tools.toml order."""
+        return {name: tool for name, tool in self._snapshot.tools.items() if session.allows(name)}
+
+    def grant(self, tools: Iterable[str] | None, *, session: str | None = None) -> Session:
+        """Limit a remote session to these tools (None: every enabled tool again). Built-in, plugin and MCP tools
+        alike; respond and no-response always stay. Names must be tools this agent knows, enabled or not."""
+        target = self.session_for(self.session_id(session)) if session else self.session
+        if tools is None:
+            target.grant = None
+            return target
+        if target.platform != "remote":
+            raise ValueError(
+                f"session '{target.id}' is {target.platform}: grants apply to remote (adapter-owned) sessions only"
+            )
+        names = list(dict.fromkeys(tools))
+        known = self.known_tool_names()
+        for name in names:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ValueError(f"cannot grant '{name}': agent '{self.slug}' has no such tool{hint}")
+        target.grant = frozenset(names)
+        return target
+
+    def grant_text(self, session: Session | None = None) -> str:
+        """One line on what the session's grant lets a turn use, for `%cireil session` and `%cireil context`."""
+        target = session or self.session
+        enabled = list(self._snapshot.tools)
+        if target.grant is None:
+            return f"all {len(enabled)} enabled tools (no grant on this session)"
+        offered = [n for n in enabled if target.allows(n)]
+        parts = [f"granted: {', '.join(offered) or 'none'}"]
+        withheld = [n for n in enabled if n not in offered]
+        if withheld:
+            parts.append(f"withheld: {', '.join(withheld)}")
+        idle = sorted(target.grant.difference(enabled))
+        if idle:
+            parts.append(f"granted but not enabled in tools.toml: {', '.join(idle)}")
+        return "; ".join(parts)
+
+    def known_tool_names(self) -> list[str]:
+        """Every tool name this agent could enable: built-ins, Python and plugin tools, discovered MCP tools."""
+        snapshot = self._snapshot
+        mcp_tools = snapshot.mcp.tools if snapshot.mcp else {}
+        extra = [*self.extra_tools, *snapshot.tools_config.enabled]  # tools.toml names every plugin tool it uses
+        return list(dict.fromkeys([*registry.BUILTIN_NAMES, *extra, *mcp_tools, *snapshot.tools]))
+
     async def _run(self, tool: Tool, args: dict, ctx: ToolContext, notices: list[str]) -> ToolResult:
         started = time.perf_counter()
-        data = await execute(tool, args, ctx)
+        if not ctx.session.allows(tool.name):  # the session's grant authorizes calls as it filters turns
+            data = not_granted(tool.name, ctx.session)
+        else:
+            data = await execute(tool, args, ctx)
         if self.store is not None:  # a call outside a turn may have opened or closed files
             self.store.save_state(ctx.session)
         result = ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
@@ -515,7 +574,10 @@ class Agent(McpInspection):
         """The opened files and pinned sections exactly as the next model call would show them (§7.2)."""
         from .context import opened_files_context
 
-        return opened_files_context(self.session, self.sandbox_paths())
+        found = opened_files_context(self.session, self.sandbox_paths())
+        if self.session.grant is not None:  # a grant decides which tools the agent is offered: part of what it sees
+            found.tools = self.grant_text()
+        return found
 
     # -- sessions -----------------------------------------------------------------------------------
     def session_for(self, session_id: str) -> Session:

@@ -32,6 +32,7 @@ class OpenedFilesContext:
     text: str
     files: list[dict] = field(default_factory=list)  # {path, size, sections|None, missing: [ids]}
     notes: list[str] = field(default_factory=list)  # files auto-closed because they are gone
+    tools: str = ""  # the session's tool grant in words (Agent.context fills it in)
 
     def __str__(self) -> str:
         return self.text

@@ -13,6 +13,9 @@ IMAGE_TYPES = {
     ".bmp": "image/bmp",
     ".tif": "image/tiff",
     ".tiff": "image/tiff",
+    ".avif": "image/avif",
+    ".heic": "image/heic",
+    ".heif": "image/heif",
 }
 VIDEO_TYPES = {
     ".mp4": "video/mp4",

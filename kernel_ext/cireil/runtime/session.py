@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PLATFORMS = ("discord", "matrix", "tui", "internal", "remote")
+# a turn ends only through these: a grant that left them out would leave the model no way to finish
+ALWAYS_GRANTED = ("respond", "no-response")
 
 
 def platform_of(session_id: str) -> str:
@@ -46,6 +48,14 @@ class Session:
     model: str | None = None
     # (cursor, ...) positions the prune warning was already given at, so it is given once (§7.3)
     meta: dict[str, Any] = field(default_factory=dict)
+    # Remote sessions only: the tools this session may use, or None for every enabled tool (spec: "Remote-
+    # session grants still filter and authorize enabled MCP tools as harness tools"). A grant narrows what
+    # tools.toml enables, never widens it. Held in memory: the adapter (the notebook) grants it, as a channel
+    # adapter does when a session connects; it is not written to sessions.db.
+    grant: frozenset[str] | None = None
+
+    def allows(self, tool: str) -> bool:
+        return self.grant is None or tool in self.grant or tool in ALWAYS_GRANTED
 
     def forget_sections(self, sandbox_path: str) -> None:
         """After a successful write the file renders whole again if it is still open (reference §3)."""
@@ -71,3 +81,13 @@ class Session:
         del self.history[state.pop("history_len") :]
         for key, value in state.items():
             setattr(self, key, value)
+
+
+def not_granted(name: str, session: Session) -> dict:
+    """The result of a call the session's grant does not allow (a failure, as for any refused call)."""
+    granted = ", ".join(sorted(session.grant or ())) or "none"
+    return {
+        "error": f"Tool '{name}' is not granted to session '{session.id}' (granted: {granted}).",
+        "hint": "Use a granted tool, or ask the person to widen this session's grant.",
+        "success": False,
+    }

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import ConfigIssue
@@ -128,3 +132,34 @@ def _parse_server(source: TomlSource, name: str, entry: object, issues: list[Con
     if not ok:
         return None
     return McpServer(name=name, url=url, timeout=timeout, headers=clean)
+
+
+def exposure_warning(agent_dir: Path, servers: list[McpServer]) -> ConfigIssue | None:
+    """A warning when mcp.toml holds secrets (headers, or a URL carrying credentials) that others may read.
+
+    The spec: "Protect this file as a credential when it contains secrets." A file naming only public
+    URLs is not a secret, so it is left alone; POSIX modes only (elsewhere there is nothing to read).
+    """
+    secret = [s.name for s in servers if s.headers or _url_has_credentials(s.url)]
+    if not secret or os.name != "posix":
+        return None
+    path = agent_dir / MCP_FILE
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return None
+    if not mode & (stat.S_IRGRP | stat.S_IROTH):
+        return None
+    who = " and ".join(w for w, bit in (("group", stat.S_IRGRP), ("others", stat.S_IROTH)) if mode & bit)
+    return ConfigIssue(
+        MCP_FILE,
+        None,
+        f"holds credentials (server {', '.join(repr(n) for n in secret)}) but {who} can read it "
+        f"(mode {mode:04o}); protect it as a credential file: chmod 600 {shlex.quote(str(path))}",
+        severity="warning",
+    )
+
+
+def _url_has_credentials(url: str) -> bool:
+    parts = urlsplit(url)
+    return bool(parts.username or parts.password or parts.query)

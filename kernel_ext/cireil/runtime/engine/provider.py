@@ -1,13 +1,15 @@
 """The model provider: one OpenAI-compatible chat-completions call per model turn (reference §8.4).
 
 Streams by default (the notebook shows thinking, tool calls and a respond's text as they arrive);
-falls back to a plain JSON request when a backend refuses streaming. Not done here, unlike upstream:
-re-encoding WebP images as JPEG (that needs an image library; images are sent as they are stored).
+falls back to a plain JSON request when a backend refuses streaming. A provider with useJpegForImages gets
+every picture as JPEG (converted once and remembered, runtime/imaging.py). Not done here, unlike upstream:
+switching to JPEG on its own when a backend rejects WebP.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import re
@@ -141,6 +143,8 @@ def build_request_body(
         messages += cache.translate(request.messages)
     else:
         messages += [m for m in map(translate_message, request.messages) if m is not None]
+    if getattr(provider, "use_jpeg_for_images", False):  # engine.toml useJpegForImages (reference §8.4)
+        messages = [_jpeg_images(m) for m in messages]
     if auto and request.tools:
         messages.append({"role": "system", "content": TOOL_USE_REMINDER})
     body: dict[str, Any] = {"messages": messages, "model": request.model, "prompt_cache_key": request.session_id}
@@ -164,6 +168,33 @@ def _dumps(value: Any) -> str:
 
 def _data_url(part: dict) -> str:
     return f"data:{part.get('mediaType', 'application/octet-stream')};base64,{part.get('data', '')}"
+
+
+def _jpeg_images(message: dict) -> dict:
+    """A translated user message with every picture as JPEG; the message itself when it has none to change."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, list):
+        return message
+    parts, changed = [], False
+    for part in content:
+        url = part.get("image_url", {}).get("url", "") if part.get("type") == "image_url" else ""
+        head, _, data = url.partition(";base64,")
+        if head.startswith("data:image/") and head != "data:image/jpeg" and data:
+            from ..imaging import ImageConversionError, as_jpeg
+
+            try:
+                jpeg = as_jpeg(base64.b64decode(data), head[len("data:") :])
+            except ImageConversionError:  # undecodable: send it as it is and let the backend say what it thinks
+                parts.append(part)
+                continue
+            part = {**part, "image_url": {**part["image_url"], "url": _data_url_of(jpeg)}}
+            changed = True
+        parts.append(part)
+    return {**message, "content": parts} if changed else message
+
+
+def _data_url_of(jpeg: bytes) -> str:
+    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
 
 
 def translate_message(message: dict) -> dict | None:

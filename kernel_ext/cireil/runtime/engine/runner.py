@@ -141,7 +141,7 @@ class Engine:
         chosen, model_name, model_cfg, _ = self.resolve(session, provider, model)
         self.agent.refresh_quietly()
         return self.build_request(
-            session, chosen, model_name, model_cfg, self.agent.current_tools(), close_missing=False
+            session, chosen, model_name, model_cfg, self.agent.offered_tools(session), close_missing=False
         )
 
     # -- turns --------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ class Engine:
                 model=model_name,
                 model_cfg=model_cfg,
                 client=self.client(chosen, model_name, model_cfg),
-                tools=self.agent.current_tools(),
+                tools=self.agent.offered_tools(session),  # the session's grant filters what is offered
                 notices=notices + more,
             )
             return await turn.run(user)

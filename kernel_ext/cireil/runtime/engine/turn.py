@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import messages as msgs
 from ..conversation import Conversation
 from ..result import ToolResult
+from ..session import not_granted
 from ..tool import execute
 
 if TYPE_CHECKING:
@@ -294,6 +295,8 @@ class Turn:
         """The result data, and what the tool left for the person's view (ToolResult.inspect)."""
         name = call["name"]
         tool = self.tools.get(name)
+        if tool is None and not self.session.allows(name) and name in self.agent.current_tools():
+            return not_granted(name, self.session)  # the grant authorizes calls as it filters what is offered
         if tool is None or name in disabled:
             why = "disabled for the rest of this turn after repeated failures" if tool else "not available"
             return {"error": f"Tool '{name}' is {why}.", "success": False}, {}

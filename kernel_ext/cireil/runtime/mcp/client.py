@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ..config.mcp_config import McpServer
-from .errors import McpError
+from .errors import McpError, McpTimeout
 from .headers import Path as ArgPath
 from .headers import param_headers, param_marks
 from .negotiate import open_connection
@@ -111,7 +111,7 @@ class McpClient:
             async with asyncio.timeout(self.timeout_s):
                 return await work()
         except TimeoutError:
-            error = McpError(
+            error = McpTimeout(
                 f"timed out after {self.server.timeout} ms {what} (the remote operation may still have taken effect)"
             )
         except httpx.HTTPError as exc:

@@ -11,7 +11,7 @@ from ..errors import ConfigIssue, ToolError
 from ..params import RawObject
 from ..tool import Tool, ToolContext
 from .client import McpClient
-from .errors import McpError
+from .errors import McpError, McpTimeout
 from .naming import MAX_NAME, local_name
 from .wirelog import CAPTURE, Exchange
 
@@ -94,6 +94,8 @@ def _tool(client: McpClient, name: str, remote: str, spec: dict) -> Tool:
         token = CAPTURE.set(captured)
         try:
             return await client.call_tool(remote, args)
+        except McpTimeout as exc:
+            raise ToolError(f"MCP server '{client.server.name}': {exc}", hint=McpTimeout.HINT) from None
         except McpError as exc:
             raise ToolError(f"MCP server '{client.server.name}': {exc}") from None
         finally:

@@ -9,6 +9,15 @@ class McpError(Exception):
     """A network or protocol failure: becomes a tool error on a call, a config issue at load."""
 
 
+class McpTimeout(McpError):
+    """The deadline passed. Unlike a refusal this proves nothing: the server may have done the work."""
+
+    HINT = (
+        "A timeout does not prove the call had no effect: the server may have carried it out. "
+        "Check the remote state before calling again."
+    )
+
+
 class McpRemoteError(McpError):
     """The server answered with a JSON-RPC error."""
 

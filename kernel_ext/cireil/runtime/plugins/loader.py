@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 from .. import registry
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
 from ..errors import ConfigIssue
+from ..mcp.naming import reserved_clash
 from ..outline import register_extractor, unregister_extractor
 from ..tool import Tool
 from .config import PLUGINS_FILE, PluginEntry, parse_plugins_config
@@ -28,8 +30,11 @@ class LoadedPlugins:
     issues: list[ConfigIssue] = field(default_factory=list)
 
 
-def load_plugins(agent_dir: Path, runtime_root: Path | None, taken: set[str]) -> LoadedPlugins:
-    """The tools of every listed plugin. `taken` are names already used by tools defined in Python."""
+def load_plugins(
+    agent_dir: Path, runtime_root: Path | None, taken: set[str], mcp_tools: Collection[str] = ()
+) -> LoadedPlugins:
+    """The tools of every listed plugin. `taken` are names already used by tools defined in Python,
+    `mcp_tools` the local names of the MCP tools discovered (a plugin may never take one, nor the prefix)."""
     out = LoadedPlugins()
     if runtime_root is None:
         return out  # an agent outside <root>/agents/ has no runtime root, hence no plugins.toml
@@ -48,12 +53,18 @@ def load_plugins(agent_dir: Path, runtime_root: Path | None, taken: set[str]) ->
         except Exception as exc:  # any failure of foreign code: name the plugin and what went wrong
             out.issues.append(source.issue(where, f"{entry.label} failed to import: {type(exc).__name__}: {exc}"))
             continue
-        _collect(plugin, entry, source, owner, taken, out)
+        _collect(plugin, entry, source, owner, taken, mcp_tools, out)
     return out
 
 
 def _collect(
-    plugin: Plugin, entry: PluginEntry, source: TomlSource, owner: dict[str, str], taken: set[str], out: LoadedPlugins
+    plugin: Plugin,
+    entry: PluginEntry,
+    source: TomlSource,
+    owner: dict[str, str],
+    taken: set[str],
+    mcp_tools: Collection[str],
+    out: LoadedPlugins,
 ) -> None:
     where = ("plugins", entry.index)
     for tool in plugin.tools:
@@ -71,6 +82,10 @@ def _collect(
             out.issues.append(
                 source.issue(where, f"plugin '{plugin.name}': tool '{tool.name}' is also defined in Python")
             )
+            continue
+        clash = reserved_clash(tool.name, mcp_tools)
+        if clash is not None:  # allowOverride is about built-ins; an MCP tool is never replaced
+            out.issues.append(source.issue(where, f"plugin '{plugin.name}': tool '{tool.name}': {clash}"))
             continue
         if tool.name in registry.BUILTIN_NAMES and not entry.allow_override:
             out.issues.append(

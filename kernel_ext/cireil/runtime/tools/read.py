@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from ..errors import ToolError
+from ..imaging import SENDABLE, sendable
 from ..media import media_kind
 from ..params import Boolean, Params, String
+from ..sniff import SNIFF_BYTES, binary_kind, inspect_hint
 from ..textfile import READ_LIMIT, decode, stat_path, too_big
 from ..tool import Tool, ToolContext
+
+
+def refuse_binary(path: str, size: int, data: bytes) -> None:
+    """A binary file that is not media is refused: the model gains nothing from a page of U+FFFD."""
+    kind = binary_kind(data)
+    if kind is not None:
+        raise ToolError(
+            f"'{path}' is not a text file: it looks like {kind} ({size} bytes). read returns text, "
+            "and attaches pictures and videos; it does not return binary content.",
+            hint=inspect_hint(path),
+        )
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:
@@ -21,13 +36,19 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     kind = media_kind(found.resolved.sandbox)
     if kind is not None:
         media_type, data = kind[1], found.read_bytes()
-        ctx.session.pending_media.append({"type": kind[0], "mediaType": media_type, "path": path, "data": data})
+        sent_type = media_type
+        if kind[0] == "image" and media_type not in SENDABLE:  # AVIF, HEIC, BMP, TIFF: sent as WebP
+            data, sent_type = await asyncio.to_thread(sendable, data, media_type, f"'{path}'")
+        ctx.session.pending_media.append({"type": kind[0], "mediaType": sent_type, "path": path, "data": data})
         return {"mediaType": media_type, "path": path, "size": found.size, "success": True, "type": kind[0]}
     if found.size > READ_LIMIT:  # before reading: a huge file is never loaded, outlined or returned
+        # its start says whether "extract an excerpt" makes sense
+        refuse_binary(path, found.size, found.read_bytes(SNIFF_BYTES)[:SNIFF_BYTES])
         raise too_big(path, found.size)
     data = found.read_bytes(READ_LIMIT)
     if len(data) > READ_LIMIT:  # grew between stat and read
         raise too_big(path, len(data))
+    refuse_binary(path, len(data), data)
     text = decode(data)
     if not args["raw"]:
         outline = build_outline(path, text)
@@ -41,8 +62,9 @@ TOOL = Tool(
     description=(
         "Read a file. Long files (over about 2000 tokens) with headings or id'd elements return an outline of "
         "their sections instead of the content: pin the sections you need with open-file, or pass raw=true for "
-        f"the full text. Text files over {READ_LIMIT} bytes are refused. Images (png, jpg, gif, webp, bmp, tiff) "
-        "and videos (mp4, webm, mov) are attached for you to look at."
+        f"the full text. Text files over {READ_LIMIT} bytes are refused. Images (png, jpg, gif, webp, bmp, tiff, "
+        "avif, heic, heif) "
+        "and videos (mp4, webm, mov) are attached for you to look at; other binary files are refused."
     ),
     params=Params(
         path=String(min_length=1, description="Absolute sandbox path of the file, e.g. /workspace/notes.md"),
