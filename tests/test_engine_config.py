@@ -395,13 +395,13 @@ def test_all_errors_reported_together():
     assert sorted(int(f.split(":")[1]) for f in found) == [5, 6, 8]
 
 
-def test_upstream_keys_cireil_does_not_act_on_are_warned_when_they_would_change_something():
+def test_use_jpeg_for_images_is_honoured_and_files_api_is_warned_about():
     config, issues = parse(provider('useJpegForImages = true\nuseFilesApi = "kimi"\n'))
     assert config is not None
     assert [str(i) for i in issues] == [
         "config/engine.toml:6: warning: local.useFilesApi has no effect in cireil (videos are sent inline)",
-        "config/engine.toml:5: warning: local.useJpegForImages has no effect in cireil (images go as is)",
     ]
+    assert config.providers["local"].use_jpeg_for_images
 
 
 # -- which provider, model and model table a turn uses (§2.9) ---------------------------------------------

@@ -99,9 +99,7 @@ def test_a_decompression_bomb_is_refused_before_decoding(agent):
 
 
 def _body(use_jpeg: bool, parts: list[dict]) -> dict:
-    provider = ProviderConfig("p", api_base="http://127.0.0.1:9/v1", default_model="m")
-    # engine.toml's useJpegForImages, once engine.config parses it into ProviderConfig.use_jpeg_for_images
-    object.__setattr__(provider, "use_jpeg_for_images", use_jpeg)
+    provider = ProviderConfig("p", api_base="http://127.0.0.1:9/v1", default_model="m", use_jpeg_for_images=use_jpeg)
     message = user_message("", parts=parts, media=True)
     return build_request_body(provider, ModelConfig(), ModelRequest("s", [message], [], "sid", "m"), stream=False)
 

@@ -408,8 +408,6 @@ def _parse_provider(source: TomlSource, name: str, entry: Any, issues: list[Conf
     elif files_api == "kimi":
         check.warn("useFilesApi", f"{check.label('useFilesApi')} has no effect in cireil (videos are sent inline)")
     jpeg = check.boolean("useJpegForImages", False)
-    if jpeg:
-        check.warn("useJpegForImages", f"{check.label('useJpegForImages')} has no effect in cireil (images go as is)")
     auto = check.boolean("useToolChoiceAuto", False)
 
     models: dict[str, ModelConfig] = {}

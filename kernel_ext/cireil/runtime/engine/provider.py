@@ -143,7 +143,7 @@ def build_request_body(
         messages += cache.translate(request.messages)
     else:
         messages += [m for m in map(translate_message, request.messages) if m is not None]
-    if getattr(provider, "use_jpeg_for_images", False):  # engine.toml useJpegForImages (reference §8.4)
+    if provider.use_jpeg_for_images:  # engine.toml useJpegForImages (reference §8.4)
         messages = [_jpeg_images(m) for m in messages]
     if auto and request.tools:
         messages.append({"role": "system", "content": TOOL_USE_REMINDER})

@@ -296,7 +296,7 @@ class Turn:
         name = call["name"]
         tool = self.tools.get(name)
         if tool is None and not self.session.allows(name) and name in self.agent.current_tools():
-            return not_granted(name, self.session)  # the grant authorizes calls as it filters what is offered
+            return not_granted(name, self.session), {}  # the grant authorizes calls as it filters what is offered
         if tool is None or name in disabled:
             why = "disabled for the rest of this turn after repeated failures" if tool else "not available"
             return {"error": f"Tool '{name}' is {why}.", "success": False}, {}
