@@ -96,7 +96,7 @@ class ToolForm(W.VBox):
         if not collected.ok:
             return
         try:
-            live = WidgetLive(collected.value, self.output)  # exec's output streams into the result area
+            live = WidgetLive(self.tool_name, collected.value, self.output)  # the running call, in the result area
             submitted = self.agent.submit_watched(self.tool_name, collected.value, live)
         except Exception as exc:
             # A broken tools.toml, a tool since disabled, a closed agent. An exception raised in a
@@ -110,21 +110,25 @@ class ToolForm(W.VBox):
         self.cancel_button.disabled = False
         self._set_status("running…", FG_DIM)
         started = time.perf_counter()
-        submitted.add_done_callback(lambda done: self._finished(done, started))
+        live.watch(submitted)
+        submitted.add_done_callback(lambda done: self._finished(done, started, live))
 
-    def _finished(self, submitted: Submitted, started: float) -> None:
+    def _finished(self, submitted: Submitted, started: float, live: WidgetLive) -> None:
         """Runs on the runtime thread once the call has ended."""
         try:
             elapsed = time.perf_counter() - started
             try:
                 result = submitted.result(0)
             except concurrent.futures.CancelledError:
-                self._set_status("cancelled", FG_DIM)
+                live.end("cancelled")  # the output seen so far stays, marked as cancelled
+                self._set_status(f"cancelled after {elapsed:.1f} s", FG_DIM)
                 return
             except Exception as exc:
+                live.end()
                 self._show(_error_bundle(self.tool_name, f"{type(exc).__name__}: {exc}", title="the call failed"))
                 self._set_status("✖ error", ERROR)
                 return
+            live.end()
             try:
                 bundle = result._repr_mimebundle_()
             except Exception as exc:  # a rendering bug must not hide the result itself

@@ -80,6 +80,12 @@ def result_actions(result: ToolResult) -> list[Action]:
     return offer(result) if offer else []
 
 
+def live_view(tool: str) -> Callable[..., dict[str, Any]] | None:
+    """The live panel of a tool that reports output while it runs (exec's `live_bundle`); None for the others."""
+    module = _module(tool)
+    return getattr(module, "live_bundle", None) if module else None
+
+
 def generic(result: ToolResult) -> tuple[str, str]:
     text = json_text(result.data)
     return text, frame(result.tool, code_block(text), title=esc(result.tool))
