@@ -129,7 +129,10 @@ CELLS = [
         "`respond` appears while the model is still writing it."
     ),
     code("%cireil dry-run"),
-    code("llm.stop()"),
+    md(
+        "The stand-in keeps running until the kernel stops, so every cell above can be run again, and you can\n"
+        "go on sending your own messages to it. To stop it yourself: `llm.stop()`."
+    ),
 ]
 
 
