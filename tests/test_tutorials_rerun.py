@@ -57,6 +57,6 @@ def test_editing_tutorial_apply_button_still_works_after_run_all(run_all):
 
 
 def test_agent_turns_tutorial_keeps_its_model_after_run_all(run_all):
-    kernel, sources = run_all("06-agent-turns.ipynb")
+    kernel, _ = run_all("06-agent-turns.ipynb")
     run = kernel.run("%%cireil_agent\nWhat files are in my workspace?", timeout=60)
     assert "garden-handbook.md" in run.text()
