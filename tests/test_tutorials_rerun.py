@@ -60,3 +60,20 @@ def test_agent_turns_tutorial_keeps_its_model_after_run_all(run_all):
     kernel, _ = run_all("06-agent-turns.ipynb")
     run = kernel.run("%%cireil_agent\nWhat files are in my workspace?", timeout=60)
     assert "garden-handbook.md" in run.text()
+
+
+def test_a_turn_without_a_model_says_where_engine_toml_is_and_what_to_do(tmp_path):
+    kernel = Kernel(cwd=tmp_path, env={"OPENAI_API_KEY": ""})
+    try:
+        kernel.run("%load_ext cireil\n%cireil load --demo")
+        directory = kernel.run("print(cireil_dir := __import__('cireil').current_agent().directory)").stdout.strip()
+        run = kernel.run("%%cireil_agent\nhello", ok=False)
+        message = run.stderr  # IPython shows a UsageError as one message, without a traceback
+        assert message.startswith("UsageError: ")
+        assert "OPENAI_API_KEY" in message  # what the runtime said stays first
+        assert f"{directory}/config/engine.toml" in message
+        assert "throwaway copy" in message
+        assert "os.environ['OPENAI_API_KEY']" in message
+        assert "ScriptedLLM(default=wren).start()" in message and "06-agent-turns" in message
+    finally:
+        kernel.shutdown()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import html
 import mimetypes
+import re
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +119,33 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
     turn_options = {k: options[k] for k in ("model", "provider") if k in options}
     view = TurnView(agent)
     view.run(message, **turn_options)
+
+
+def engine_help(agent: Agent, exc: Exception) -> str:
+    """For a turn that could not reach a model: where engine.toml is, and the exact next step."""
+    from ..runtime.engine.config import ENGINE_FILE, MissingApiKey
+
+    if not isinstance(exc, MissingApiKey) and ENGINE_FILE not in str(exc):
+        return ""
+    path = agent.directory / ENGINE_FILE
+    scratch = agent.directory.parent
+    where = f"\nThe file is {path}"
+    if scratch.name.startswith("cireil-demo-") and scratch.parent == Path(tempfile.gettempdir()):
+        where += " — the throwaway copy `%cireil load --demo` made, deleted when the kernel stops."
+    named = re.search(r"environment variable (\S+), which", str(exc))
+    key = (
+        f"set the key in a cell (import os; os.environ[{named.group(1)!r}] = '...') and run this cell again"
+        if named
+        else f"fix {path} and run this cell again"
+    )
+    return (
+        f"{where}\nNext step: {key} — or, with no key or network, run the offline stand-in model the way tutorial 06"
+        " (notebooks/06-agent-turns.ipynb, section 1) does:\n"
+        "    from cireil.scripted_llm import ScriptedLLM\n"
+        "    from cireil.demo_model import wren\n"
+        "    llm = ScriptedLLM(default=wren).start()\n"
+        f"  then write a [providers.local] table with apiBase = llm.base_url into {path}."
+    )
 
 
 def attach_widget(shell_key: int) -> Any:

@@ -220,11 +220,13 @@ class CireilMagics:
         """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""
         from .agentmagics import run_agent_cell
 
+        from .agentmagics import engine_help
+
         agent = self.require_agent()
         try:
             run_agent_cell(agent, line, cell, id(self.shell))
         except CireilError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(str(exc) + engine_help(agent, exc)) from None
         finally:
             self.tool_magics.sync_quietly()
 
