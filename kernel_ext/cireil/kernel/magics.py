@@ -218,9 +218,7 @@ class CireilMagics:
 
     def agent_cell(self, line: str, cell: str | None = None) -> None:
         """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""
-        from .agentmagics import run_agent_cell
-
-        from .agentmagics import engine_help
+        from .agentmagics import engine_help, run_agent_cell
 
         agent = self.require_agent()
         try:
