@@ -128,7 +128,7 @@ def test_an_interrupt_stops_the_turn_and_the_kernel_stays_usable(tmp_path, llm):
         kernel.interrupt()
         run = kernel.collect(msg_id, timeout=30)
         # one line, no frames of cireil's internals; the turn's output says how it ended
-        assert run.error["ename"] == "Interrupted" and len(run.error["traceback"]) == 1
+        assert run.error["ename"] == "KeyboardInterrupt" and len(run.error["traceback"]) == 1
         assert run.error["traceback"][0].startswith("KeyboardInterrupt: agent turn interrupted after")
         assert "turn interrupted after" in "\n".join(b.get("text/plain", "") for b in run.bundles)
         run = kernel.run("[m['role'] for m in __import__('cireil').current_agent().session.history]")

@@ -570,3 +570,17 @@ def test_agent_and_prompt_options_take_both_forms_and_name_their_usage(shell, ag
     assert "usage: %cireil prompt [--session NAME]" in usage_error(shell, "%cireil prompt --bogus 1")
     assert "--model needs a value; usage: %cireil prompt" in usage_error(shell, "%cireil prompt --model")
     assert "usage: %%cireil_agent" in usage_error(shell, "%%cireil_agent --session\nhi")
+
+
+def test_missing_or_wrong_arguments_show_the_magics_usage_above_the_result(shell, agent_dir):
+    loaded(shell, agent_dir)
+    ran = run(shell, "%cireil_write /workspace/a.txt")
+    assert ran.value["error"] == 'content: Invalid key: Expected "content" but received undefined'  # as the spec has it
+    shown = ran.text
+    assert "%cireil_write: content is missing" in shown
+    assert "%cireil_write PATH [key=value ...]" in shown  # the usage line
+    assert "content (string, required)" in shown  # and the parameters
+    ran = run(shell, "%cireil_list_dir paht=/workspace")
+    assert "unknown parameter 'paht' (did you mean 'path'?)" in ran.text
+    ran = run(shell, "%cireil_list_dir /workspace")
+    assert "usage:" not in ran.text  # a good call shows only its result

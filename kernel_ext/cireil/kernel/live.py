@@ -32,14 +32,13 @@ _TAIL_BYTES = 4096
 _TAIL_LINES = 15
 
 
-class Interrupted(KeyboardInterrupt):
-    """A kernel interrupt that ended a call or a turn: one line in the notebook, none of cireil's frames.
-
-    Still a KeyboardInterrupt, so Run All stops here and code catching interrupts sees one.
-    """
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this list instead of a traceback
-        return [f"KeyboardInterrupt: {self}"]
+def interrupted(message: str) -> KeyboardInterrupt:
+    """The KeyboardInterrupt that ends a call or a turn a kernel interrupt stopped: shown as one line,
+    `KeyboardInterrupt: <message>`, with none of cireil's frames (IPython shows `_render_traceback_`
+    instead of a traceback). Still a KeyboardInterrupt, so Run All stops and code catching one sees it."""
+    exc = KeyboardInterrupt(message)
+    exc._render_traceback_ = lambda: [f"KeyboardInterrupt: {message}"]  # type: ignore[attr-defined]
+    return exc
 
 
 class LiveOutput:
@@ -95,7 +94,7 @@ def call_live(agent: Agent, tool: str, args: dict[str, Any]) -> ToolResult:
 
     A kernel interrupt cancels the call and waits for its cleanup (exec kills its processes); the
     view then says "interrupted after N s", keeping the output seen so far, and the cell ends with
-    one line (`Interrupted`).
+    one line.
     """
     from IPython.display import display
 
@@ -120,7 +119,7 @@ def call_live(agent: Agent, tool: str, args: dict[str, Any]) -> ToolResult:
             display(stopped, raw=True)
         else:
             handle.update(stopped, raw=True)
-        raise Interrupted(f"{tool} interrupted after {live.elapsed:.1f} s") from None
+        raise interrupted(f"{tool} interrupted after {live.elapsed:.1f} s") from None
     if handle is not None:
         handle.update({"text/plain": ""}, raw=True)  # the result, shown next, replaces the live view
     return result

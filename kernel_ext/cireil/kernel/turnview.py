@@ -136,14 +136,14 @@ class TurnView:
                     raise
                 self._drain()
         except KeyboardInterrupt:
-            from .live import Interrupted
+            from .live import interrupted
 
             submitted.cancel_and_wait()
             self._drain()
             elapsed = time.perf_counter() - self.started
             ended = f"turn interrupted after {elapsed:.1f} s: the session keeps its last complete step"
             self._show(chat.notice_line(ended))
-            raise Interrupted(f"agent turn interrupted after {elapsed:.1f} s") from None
+            raise interrupted(f"agent turn interrupted after {elapsed:.1f} s") from None
         return outcome
 
     def _drain(self) -> None:

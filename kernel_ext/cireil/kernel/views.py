@@ -44,6 +44,28 @@ def magic_usage(tool: Tool) -> str:
 
 
 @dataclass
+class ArgumentHelp(_View):
+    """A tool magic with missing or wrong arguments: the problem, the forms of the call, the parameters."""
+
+    problem: str
+    usage: list[str]
+    parameters: list[str]
+
+    def text(self) -> str:
+        lines = [self.problem, "usage:", *(f"  {u}" for u in self.usage), "parameters:"]
+        return "\n".join(lines + [f"  {p}" for p in self.parameters])
+
+    def html(self) -> str:
+        pre = f"font-family:{MONO};margin:2px 0 6px 0;white-space:pre-wrap"
+        body = (
+            f'<div style="color:{ERROR};margin-bottom:4px">{esc(self.problem)}</div>'
+            f'<div style="color:{FG_DIM}">usage</div><pre style="{pre}">{esc(chr(10).join(self.usage))}</pre>'
+            f'<div style="color:{FG_DIM}">parameters</div><pre style="{pre}">{esc(chr(10).join(self.parameters))}</pre>'
+        )
+        return frame("usage", body)
+
+
+@dataclass
 class ToolTable(_View):
     """`%cireil tools`: every enabled tool, how to call it, where it comes from, what it does."""
 
