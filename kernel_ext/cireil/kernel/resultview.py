@@ -2,8 +2,9 @@
 
 Pressing a button runs the action's tool call on the runtime thread and replaces the view with the
 new result (which may offer actions of its own), so an edit preview becomes the applied edit in
-place. Imported only when a result has actions (see extension.py), so plain results never load
-ipywidgets.
+place. An action marked `below` (exec's "open stdout") opens its result in a fold under the view
+instead, which stays. A dismiss action (Discard) calls nothing and leaves the view saying so.
+Imported only when a result has actions (see extension.py), so plain results never load ipywidgets.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..render import Action, result_actions, result_bundle
+from ..render import Action, dismissed_bundle, result_actions, result_bundle
 from .outputs import display_output
 
 if TYPE_CHECKING:
@@ -28,7 +29,9 @@ class ResultView(W.VBox):
         self.output = W.Output()
         self.buttons = W.HBox([], layout=W.Layout(flex_flow="row wrap"))
         self.status = W.HTML("")
-        super().__init__([self.output, W.HBox([self.buttons, self.status])])
+        self.below = W.VBox([])  # results of `below` actions, one fold each
+        self._folds: dict[tuple[str, str], W.Accordion] = {}  # (label, tool) -> its fold
+        super().__init__([self.output, W.HBox([self.buttons, self.status]), self.below])
         self.show(result)
 
     def show(self, result: ToolResult) -> None:
@@ -56,7 +59,15 @@ class ResultView(W.VBox):
     def run(self, action: Action) -> None:
         if not action.tool:  # a dismiss action (Discard): no call, the offers go away
             self.buttons.children = []
-            self.status.value = f"{html.escape(action.label)}: dismissed, nothing was run"
+            shown = dismissed_bundle(self.result)
+            if shown is not None:  # the view itself says so (a discarded preview no longer looks pending)
+                self.output.outputs = (display_output(shown),)
+                self.status.value = ""
+            else:
+                self.status.value = f"{html.escape(action.label)}: dismissed, nothing was run"
+            return
+        if action.below and (action.label, action.tool) in self._folds:  # opened before: unfold, no second call
+            self._folds[action.label, action.tool].selected_index = 0
             return
         for button in self.buttons.children:
             button.disabled = True
@@ -66,16 +77,27 @@ class ResultView(W.VBox):
         except Exception as exc:  # config broken or tool disabled since: say so, keep the view usable
             self._ready(f"✖ {html.escape(str(exc))}")
             return
-        submitted.add_done_callback(self._done)
+        submitted.add_done_callback(lambda done: self._done(done, action))
 
-    def _done(self, submitted: Submitted) -> None:
+    def _done(self, submitted: Submitted, action: Action) -> None:
         try:
             new = submitted.result()
         except BaseException as exc:  # cancelled or crashed: the old view stays usable
             self._ready(f"✖ {html.escape(str(exc) or type(exc).__name__)}")
             return
+        if action.below:
+            self._ready()
+            self._open_below(action, new)
+            return
         self.status.value = ""
         self.show(new)
+
+    def _open_below(self, action: Action, result: ToolResult) -> None:
+        out = W.Output()
+        out.outputs = (display_output(result._repr_mimebundle_()),)
+        fold = W.Accordion(children=[out], titles=(action.tooltip or action.label,), selected_index=0)
+        self._folds[action.label, action.tool] = fold
+        self.below.children = (*self.below.children, fold)
 
 
 def interactive_view(result: ToolResult) -> dict[str, Any]:

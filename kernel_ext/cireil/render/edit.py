@@ -77,6 +77,21 @@ def render(result: ToolResult) -> tuple[str, str]:
     return (patch or detail), frame("edit", body, title=esc(title))
 
 
+def dismissed(result: ToolResult) -> tuple[str, str]:
+    """A preview after Discard: says so, offers nothing; the patch stays readable in a fold."""
+    path = str(result.args.get("path", ""))
+    patch = str(result.data.get("patch", ""))
+    head = (
+        f'<span style="color:{FG_DIM}">✕</span> discarded: the preview of '
+        f'<code style="font-family:{MONO}">{esc(path)}</code> · nothing was written'
+    )
+    fold = (
+        f'<details><summary style="color:{FG_DIM};cursor:pointer">the discarded patch</summary>'
+        f"{patch_html(patch)}</details>"
+    )
+    return f"discarded: the preview of {path} · nothing was written", frame("edit", f"<div>{head}</div>{fold}", title="edit discarded")
+
+
 def actions(result: ToolResult) -> list[Action]:
     """A preview can be applied (one edit call with its applyId) or dismissed without any call."""
     apply_id = result.data.get("applyId")

@@ -124,6 +124,7 @@ def actions(result: ToolResult) -> list[Action]:
             tool="read",
             args={"path": result.data[f"{name}Path"]},
             tooltip=f"read {result.data[f'{name}Path']}",
+            below=True,  # a long file under the panel, in a fold; the exec result stays
         )
         for name in _STREAMS
         if isinstance(result.data.get(f"{name}Path"), str)
