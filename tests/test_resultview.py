@@ -113,7 +113,8 @@ def test_discarding_an_edit_preview_says_discarded_and_offers_nothing(agent_dir)
 
     (agent_dir / "config" / "tools.toml").write_text("list-dir = true\nedit = true\n")
     agent = cireil.load(agent_dir)
-    preview = agent.call("edit", path="/workspace/hello.txt", edits=[{"oldText": "hello", "newText": "hi"}], dryRun=True)
+    edits = [{"oldText": "hello", "newText": "hi"}]
+    preview = agent.call("edit", path="/workspace/hello.txt", edits=edits, dryRun=True)
     view = ResultView(preview)
     [discard] = [b for b in view.buttons.children if b.description == "Discard"]
     discard.click()

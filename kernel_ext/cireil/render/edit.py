@@ -89,7 +89,8 @@ def dismissed(result: ToolResult) -> tuple[str, str]:
         f'<details><summary style="color:{FG_DIM};cursor:pointer">the discarded patch</summary>'
         f"{patch_html(patch)}</details>"
     )
-    return f"discarded: the preview of {path} · nothing was written", frame("edit", f"<div>{head}</div>{fold}", title="edit discarded")
+    text = f"discarded: the preview of {path} · nothing was written"
+    return text, frame("edit", f"<div>{head}</div>{fold}", title="edit discarded")
 
 
 def actions(result: ToolResult) -> list[Action]:
