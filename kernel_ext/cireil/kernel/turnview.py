@@ -38,6 +38,8 @@ class TurnView:
         self._respond_handles: dict[str, Any] = {}  # call id -> the bubble that streamed for it
         self._pending_respond: list[dict] = []
         self.started = time.perf_counter()
+        self._estimate: int | None = None  # cireil's estimate of the last model request (as %cireil prompt counts)
+        self._last_usage: dict = {}  # the provider's count for the last model call, when it sent one
 
     def _show(self, pair: tuple[str, str], *, handle: bool = False) -> Any:
         return display(chat.as_bundle(pair), raw=True, display_id=True if handle else None)
@@ -152,7 +154,12 @@ class TurnView:
                 event = self.events.get_nowait()
             except queue.Empty:
                 return
+            if event.get("type") == "request":
+                self._estimate = event.get("estimate")
+            elif event.get("type") == "assistant":
+                self._last_usage = event.get("usage") or {}
             if event.get("type") == "end":
-                self._show(chat.footer(event["outcome"], time.perf_counter() - self.started))
+                elapsed = time.perf_counter() - self.started
+                self._show(chat.footer(event["outcome"], elapsed, estimate=self._estimate, last_usage=self._last_usage))
             else:
                 self.draw(event)
