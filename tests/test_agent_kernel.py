@@ -222,4 +222,3 @@ def test_the_turn_footer_and_prompt_show_one_estimate_beside_the_providers_count
         assert "turn total: " in text and "over 1 model call, by the provider's count" in text
     finally:
         kernel.shutdown()
-

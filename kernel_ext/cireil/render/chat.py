@@ -153,7 +153,8 @@ def footer(
     if last:
         bits.append("last request: " + ", ".join(last))
     if usage:
-        parts = [f"{usage[k]:,} {label}" for k, label in (("prompt_tokens", "prompt"), ("completion_tokens", "completion")) if k in usage]
+        kinds = (("prompt_tokens", "prompt"), ("completion_tokens", "completion"))
+        parts = [f"{usage[k]:,} {label}" for k, label in kinds if k in usage]
         total = f"{usage['total_tokens']:,} tokens" if "total_tokens" in usage else " + ".join(parts)
         detail = f" ({' + '.join(parts)})" if "total_tokens" in usage and parts else ""
         bits.append(f"turn total: {total}{detail} over {calls}, by the provider's count")
