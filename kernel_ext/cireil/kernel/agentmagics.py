@@ -174,7 +174,9 @@ def attach_widget(shell_key: int) -> Any:
 
     upload.observe(take, names="value")
     status.value = staged_text()
-    return widgets.VBox([upload, status])
+    from .gone import mark
+
+    return mark(widgets.VBox([upload, status]))
 
 
 def show_background(agent: Agent) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..render.html import ERROR, FG_DIM, MONO, OK, esc, frame
+from .gone import mark
 from .live import WidgetLive
 from .outputs import display_output
 from .schema_widgets import Collected, SchemaWidget, schema_widget
@@ -56,6 +57,7 @@ class ToolForm(W.VBox):
         problems = W.HTML("")
         output = W.Output()
         super().__init__([header, params, W.HBox([run_button, cancel_button, status]), problems, output])
+        mark(self)  # says so once the kernel is restarted
         self.agent = agent
         self.tool_name = tool.name
         self.params: SchemaWidget = params
@@ -200,6 +202,7 @@ class Palette(W.VBox):
             f' <span style="color:{FG_DIM}">· {esc(count)} · open a tool to call it</span>'
         )
         super().__init__([header, accordion])
+        mark(self)
         self.agent = agent
         self.accordion = accordion
         self.tools = {t.name: t for t in tools}

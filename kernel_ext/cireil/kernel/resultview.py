@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..render import Action, dismissed_bundle, result_actions, result_bundle
+from .gone import mark
 from .outputs import display_output
 
 if TYPE_CHECKING:
@@ -31,11 +32,25 @@ class ResultView(W.VBox):
         self.status = W.HTML("")
         self.below = W.VBox([])  # results of `below` actions, one fold each
         self._folds: dict[tuple[str, str], W.Accordion] = {}  # (label, tool) -> its fold
-        super().__init__([self.output, W.HBox([self.buttons, self.status]), self.below])
+        self.extra = W.VBox([])  # a view drawn as widgets under the output (an outline's tree)
+        super().__init__([self.output, self.extra, W.HBox([self.buttons, self.status]), self.below])
+        mark(self)  # says so once the kernel is restarted
         self.show(result)
 
     def show(self, result: ToolResult) -> None:
         self.result = result
+        if result.tool == "read" and result.success and "outline" in result.data:
+            # the tree is drawn as widgets, with an open action on every section row
+            from ..render.read import open_action, outline_header
+            from .outlinetree import OutlineTree
+
+            path = result.data.get("path", "")
+            self.tree = OutlineTree(result.data["outline"], lambda section: self.run(open_action(path, section)))
+            self.output.outputs = (display_output(outline_header(result)),)
+            self.buttons.children = []
+            self.extra.children = [self.tree]
+            return
+        self.extra.children = []
         self.output.outputs = (display_output(result_bundle(result)),)
         self.buttons.children = [self._button(a) for a in result_actions(result)]
 
@@ -51,9 +66,13 @@ class ResultView(W.VBox):
         button.on_click(lambda _b: self.run(action))
         return button
 
+    def _controls(self) -> list[W.Button]:
+        tree = self.extra.children[0] if self.extra.children else None
+        return [*self.buttons.children, *(tree.open_buttons if tree is not None else [])]
+
     def _ready(self, message: str = "") -> None:
         self.status.value = message
-        for button in self.buttons.children:
+        for button in self._controls():
             button.disabled = False
 
     def run(self, action: Action) -> None:
@@ -69,7 +88,7 @@ class ResultView(W.VBox):
         if action.below and (action.label, action.tool) in self._folds:  # opened before: unfold, no second call
             self._folds[action.label, action.tool].selected_index = 0
             return
-        for button in self.buttons.children:
+        for button in self._controls():
             button.disabled = True
         self.status.value = f"running {html.escape(action.tool)}…"
         try:
