@@ -27,8 +27,7 @@ _STYLE = (
     "</style>"
 )
 NOTE = (
-    "⚠ The kernel this belonged to was restarted or stopped: these buttons no longer do anything. "
-    "Run the cell again."
+    "⚠ The kernel this belonged to was restarted or stopped: these buttons no longer do anything. Run the cell again."
 )
 
 

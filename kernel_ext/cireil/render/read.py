@@ -55,7 +55,8 @@ def render(result: ToolResult) -> tuple[str, str]:
     path = data.get("path", "")
     if "outline" in data:
         tree = outline_view.html(data["outline"])
-        return outline_view.text(data["outline"]), _outline_frame(data, tree, "where widgets run, each row can pin its section")
+        pin_hint = "where widgets run, each row can pin its section"
+        return outline_view.text(data["outline"]), _outline_frame(data, tree, pin_hint)
     if "type" in data and "mediaType" in data:
         text = f"{path}: {data['type']} ({data['mediaType']}, {data.get('size')} bytes), attached for the agent"
         title = _title(path, f"{data['type']} · {data['mediaType']} · {data.get('size')} bytes")
