@@ -538,7 +538,7 @@ def test_files_uploaded_with_attach_go_with_the_next_agent_message(shell, tmp_pa
         (box,) = [o for o in run(shell, "%cireil attach").displayed]
         assert "application/vnd.jupyter.widget-view+json" in box
         widget = agentmagics.attach_widget(id(shell))  # the same kind the cell showed, to drive it here
-        upload, status = widget.children
+        upload, status, _kernel_gone_note = widget.children
         assert "nothing attached yet" in status.value
         # what the front end sends when a person picks a file
         picked = {"name": "C:\\docs\\receipt.txt", "type": "text/plain", "size": 9, "content": memoryview(b"milk 1.20")}

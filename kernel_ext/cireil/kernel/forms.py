@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..render.html import ERROR, FG_DIM, MONO, OK, esc, frame
+from ..render.html import ERROR, FG, FG_DIM, MONO, OK, esc, frame
 from .gone import mark
 from .live import WidgetLive
 from .outputs import display_output
 from .schema_widgets import Collected, SchemaWidget, schema_widget
+from .views import cut_at_word
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
@@ -43,7 +44,7 @@ class ToolForm(W.VBox):
         header = W.HTML(
             f'<div style="font-family:{MONO};font-weight:600">{esc(tool.name)}'
             f' <span style="color:{FG_DIM};font-weight:normal;font-size:90%">({esc(tool.origin)})</span></div>'
-            f'<div style="color:{FG_DIM};line-height:1.35;margin-bottom:4px">{esc(tool.description)}</div>'
+            f'<div style="color:{FG};line-height:1.35;margin-bottom:4px">{esc(tool.description)}</div>'
         )
         params = schema_widget(tool.parameters, body_arg=tool.body_arg)
         run_button = W.Button(
@@ -71,6 +72,8 @@ class ToolForm(W.VBox):
         self._idle.set()
         run_button.on_click(self._on_run)
         cancel_button.on_click(self._on_cancel)
+        for field in _text_fields(params):  # Enter in a one-line field runs the form, as in any form
+            field._submission_callbacks.register_callback(self._on_run)  # on_submit(), minus its deprecation
 
     def __repr__(self) -> str:
         # The text/plain a terminal or nbclient shows instead of the widget tree.
@@ -182,11 +185,16 @@ def tool_form(agent: Agent, name: str) -> ToolForm:
     return ToolForm(agent, agent.tool(name))
 
 
+def _text_fields(widget: Any) -> list[W.Text]:
+    found = [widget] if isinstance(widget, W.Text) else []
+    for child in getattr(widget, "children", ()):
+        found += _text_fields(child)
+    return found
+
+
 def _title(tool: Tool) -> str:
     first = tool.description.split(". ", 1)[0].strip().rstrip(".")
-    if len(first) > 70:
-        first = first[:67] + "..."
-    return f"{tool.name} — {first}" if first else tool.name
+    return f"{tool.name} — {cut_at_word(first, 70)}" if first else tool.name
 
 
 class Palette(W.VBox):
@@ -199,7 +207,7 @@ class Palette(W.VBox):
         count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}" if tools else "no tools enabled"
         header = W.HTML(
             f'<span style="font-weight:600">{esc(agent.slug)}</span>'
-            f' <span style="color:{FG_DIM}">· {esc(count)} · open a tool to call it</span>'
+            f' <span style="color:{FG}">· {esc(count)} · open a tool to call it</span>'
         )
         super().__init__([header, accordion])
         mark(self)

@@ -30,9 +30,17 @@ class _View:
         return self.text()
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """`text` shortened to at most `limit` characters at a word boundary, with "…" when cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:-—") + "…"
+
+
 def _first_sentence(text: str, limit: int = 90) -> str:
-    head = text.split(". ", 1)[0].rstrip(".")
-    return head if len(head) <= limit else head[: limit - 1] + "…"
+    return cut_at_word(text.split(". ", 1)[0].rstrip("."), limit)
 
 
 def magic_usage(tool: Tool) -> str:
