@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..render import Action, dismissed_bundle, result_actions, result_bundle
+from ..render.html import FRAME_INSET_PX
 from .gone import mark
 from .outputs import display_output
 
@@ -30,10 +31,12 @@ class ResultView(W.VBox):
         self.output = W.Output()
         self.buttons = W.HBox([], layout=W.Layout(flex_flow="row wrap"))
         self.status = W.HTML("")
-        self.below = W.VBox([])  # results of `below` actions, one fold each
+        # the widget parts start where the text of the rendered view does, inside its coloured border
+        inset = W.Layout(margin=f"0 0 0 {FRAME_INSET_PX}px")
+        self.below = W.VBox([], layout=inset)  # results of `below` actions, one fold each
         self._folds: dict[tuple[str, str], W.Accordion] = {}  # (label, tool) -> its fold
-        self.extra = W.VBox([])  # a view drawn as widgets under the output (an outline's tree)
-        super().__init__([self.output, self.extra, W.HBox([self.buttons, self.status]), self.below])
+        self.extra = W.VBox([], layout=inset)  # a view drawn as widgets under the output (an outline's tree)
+        super().__init__([self.output, self.extra, W.HBox([self.buttons, self.status], layout=inset), self.below])
         mark(self)  # says so once the kernel is restarted
         self.show(result)
 

@@ -98,11 +98,13 @@ class ToolTable(_View):
         if not self.tools:
             return frame("tools", f'<span style="color:{FG_DIM}">no tools enabled</span>', title=esc(self.slug))
         head = "".join(f'<th style="{_CELL}">{h}</th>' for h in ("tool", "magic", "origin", "description"))
+        # names, magics and origins never wrap ("built-in" broke over two lines at 1400 px); descriptions do
+        keep = "white-space:nowrap"
         rows = "".join(
-            f'<tr><td style="{_CELL};font-weight:600">{esc(t.name)}</td>'
-            f'<td style="{_CELL};font-family:{MONO};color:{WARN if t.name in self.refused else "inherit"}">'
+            f'<tr><td style="{_CELL};font-weight:600;{keep}">{esc(t.name)}</td>'
+            f'<td style="{_CELL};{keep};font-family:{MONO};color:{WARN if t.name in self.refused else "inherit"}">'
             f"{esc(self._magic(t))}</td>"
-            f'<td style="{_CELL};color:{FG_DIM}">{esc(t.origin)}</td>'
+            f'<td style="{_CELL};{keep};color:{FG_DIM}">{esc(t.origin)}</td>'
             f'<td style="{_CELL}">{esc(t.description)}</td></tr>'
             for t in self.tools
         )
@@ -141,8 +143,14 @@ class DryRunView(_View):
             f'<div style="color:{WARN};font-family:{MONO}">⚠ {esc(line)}</div>'
             for line in self._lines(self.report.warnings)
         ]
-        colour = OK if self.report.ok else ERROR
-        items.append(f'<div style="color:{colour};margin-top:4px;font-weight:600">{esc(self._summary())}</div>')
+        if self.report.ok:  # one short verdict; the tool list in plain text after it
+            names = ", ".join(t.name for t in self.report.tools) or "none"
+            items.append(
+                f'<div style="margin-top:4px"><span style="color:{OK};font-weight:600">✓ valid</span>'
+                f' <span style="color:{FG_DIM}">· tools enabled: {esc(names)}</span></div>'
+            )
+        else:
+            items.append(f'<div style="color:{ERROR};margin-top:4px;font-weight:600">{esc(self._summary())}</div>')
         title = f'dry-run <code style="font-family:{MONO}">{esc(self.report.directory)}</code>'
         return frame("dry-run", "".join(items), title=title, failed=not self.report.ok)
 

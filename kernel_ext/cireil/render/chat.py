@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .html import BG_SOFT, BORDER, FG, FG_DIM, MONO, WARN, esc
+from .html import BG_SOFT, BORDER, FG, FG_DIM, INFO_ICON, MONO, WARN, esc
 
 _INLINE_IMAGE_LIMIT = 2 * 1024 * 1024  # bigger attachments are listed, not embedded into the notebook
 
@@ -130,8 +130,8 @@ def thinking_block(text: str) -> tuple[str, str]:
 
 def notice_line(text: str) -> tuple[str, str]:
     return (
-        f"ⓘ {text}",
-        f'<div class="cireil-notice" style="color:{WARN};font-size:90%;margin:4px 0">ⓘ {esc(text)}</div>',
+        f"note: {text}",
+        f'<div class="cireil-notice" style="color:{WARN};font-size:90%;margin:4px 0">{INFO_ICON} {esc(text)}</div>',
     )
 
 

@@ -10,7 +10,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from . import Action
-from .html import BG_SOFT, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from .html import BG_SOFT, ERROR, FG_DIM, INFO_ICON, MONO, OK, WARN, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -90,7 +90,7 @@ def render(result: ToolResult) -> tuple[str, str]:
             " (content omitted, not recoverable)" if data.get("truncated") else ""
         )
         text.append(f"note: {note}")
-        body += f'<div style="color:{WARN};margin:2px 0">ⓘ {esc(note)}</div>'
+        body += f'<div style="color:{WARN};margin:2px 0">{INFO_ICON} {esc(note)}</div>'
     for name in _STREAMS:
         color = ERROR if name == "stderr" else "inherit"
         if f"{name}Path" in data:

@@ -1,0 +1,42 @@
+"""What a newcomer reads: help, the tools table, dry-run, notices and the load message."""
+
+from __future__ import annotations
+
+import cireil
+from cireil.kernel.views import DryRunView, ToolTable
+from cireil.render.chat import notice_line
+from cireil.render.html import notices_html
+from test_magics import loaded, run, shell  # noqa: F401  (shell is the fixture)
+
+
+def test_help_has_no_literal_backticks_and_lists_model_and_provider(shell, agent_dir):
+    loaded(shell, agent_dir)
+    text = run(shell, "%cireil help").text
+    assert "`" not in text
+    assert "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]" in text
+    assert "prompt [--session NAME] [--model M] [--provider P]" in text
+
+
+def test_load_lists_the_line_form_and_names_the_cell_forms(shell, agent_dir):
+    out = run(shell, f"%load_ext cireil\n%cireil load {agent_dir}").stdout
+    tools_line = next(line for line in out.splitlines() if line.startswith("tools: "))
+    assert "%cireil_write" in tools_line and "%%" not in tools_line  # as the README writes it
+    assert "with a cell body too: %%cireil_write" in out
+
+
+def test_tools_table_keeps_names_and_origins_on_one_line(agent_dir):
+    agent = cireil.load(agent_dir)
+    html = ToolTable(agent.slug, agent.tools, {}).html()
+    assert html.count("white-space:nowrap") == 3 * len(agent.tools)
+
+
+def test_dry_run_says_valid_briefly(agent_dir):
+    html = DryRunView(cireil.load(agent_dir).dry_run()).html()
+    assert "✓ valid</span>" in html and ">valid: tools" not in html
+    assert "tools enabled: list-dir" in html
+
+
+def test_notices_use_an_icon_every_font_can_draw():
+    for html in (notices_html(["hello"]), notice_line("hello")[1]):
+        assert "ⓘ" not in html and 'aria-label="note"' in html
+    assert notice_line("hello")[0] == "note: hello"
