@@ -584,3 +584,18 @@ def test_missing_or_wrong_arguments_show_the_magics_usage_above_the_result(shell
     assert "unknown parameter 'paht' (did you mean 'path'?)" in ran.text
     ran = run(shell, "%cireil_list_dir /workspace")
     assert "usage:" not in ran.text  # a good call shows only its result
+
+
+def test_help_has_no_literal_backticks_and_lists_model_and_provider(shell, agent_dir):
+    loaded(shell, agent_dir)
+    text = run(shell, "%cireil help").text
+    assert "`" not in text
+    assert "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]" in text
+    assert "prompt [--session NAME] [--model M] [--provider P]" in text
+
+
+def test_load_lists_the_line_form_and_names_the_cell_forms(shell, agent_dir):
+    out = run(shell, f"%load_ext cireil\n%cireil load {agent_dir}").stdout
+    tools_line = next(line for line in out.splitlines() if line.startswith("tools: "))
+    assert "%cireil_write" in tools_line and "%%" not in tools_line  # as the README writes it
+    assert "with a cell body too: %%cireil_write" in out

@@ -6,22 +6,6 @@ import cireil
 from cireil.kernel.views import DryRunView, ToolTable
 from cireil.render.chat import notice_line
 from cireil.render.html import notices_html
-from test_magics import loaded, run, shell  # noqa: F401  (shell is the fixture)
-
-
-def test_help_has_no_literal_backticks_and_lists_model_and_provider(shell, agent_dir):
-    loaded(shell, agent_dir)
-    text = run(shell, "%cireil help").text
-    assert "`" not in text
-    assert "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]" in text
-    assert "prompt [--session NAME] [--model M] [--provider P]" in text
-
-
-def test_load_lists_the_line_form_and_names_the_cell_forms(shell, agent_dir):
-    out = run(shell, f"%load_ext cireil\n%cireil load {agent_dir}").stdout
-    tools_line = next(line for line in out.splitlines() if line.startswith("tools: "))
-    assert "%cireil_write" in tools_line and "%%" not in tools_line  # as the README writes it
-    assert "with a cell body too: %%cireil_write" in out
 
 
 def test_tools_table_keeps_names_and_origins_on_one_line(agent_dir):

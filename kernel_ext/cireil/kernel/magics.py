@@ -32,7 +32,7 @@ HELP = [
     ("restart", "re-read the whole configuration, as a fresh load would"),
     ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
     ("context", "what the agent sees of its opened files and pinned sections"),
-    ("prompt [--session NAME] [--model M] [--provider P]", "the next model request: system prompt, messages, tools, body"),
+    ("prompt [--session NAME] [--model M] [--provider P]", "the next model request: prompt, messages, tools, body"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("sessions", "the agent's persisted sessions, most recently active first"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
