@@ -99,7 +99,7 @@ CELLS = [
         'tools_toml = agent.directory / "config" / "tools.toml"\n'
         "text = tools_toml.read_text()\n"
         'tools_toml.write_text(text.replace("exec = true", "[exec]\\nenabled = true\\ntimeout = 2000"))\n'
-        'print(tools_toml.read_text().split("exec runs commands")[1])'
+        "print(tools_toml.read_text())"
     ),
     code("%cireil_exec python3 -c \"import time; print('started', flush=True); time.sleep(30)\""),
     md(

@@ -60,6 +60,10 @@ def test_agent_turns_tutorial_keeps_its_model_after_run_all(run_all):
     kernel, _ = run_all("06-agent-turns.ipynb")
     run = kernel.run("%%cireil_agent\nWhat files are in my workspace?", timeout=60)
     assert "garden-handbook.md" in run.text()
+    assert "Wren: Your workspace has" in run.text()  # the bubbles use the name the tutorial gives the agent
+    # an answer built from a bulleted file keeps each bullet whole, not cut at the file's line break
+    run = kernel.run("%%cireil_agent\nWho are our volunteers?", timeout=60)
+    assert "keeps the tool shed key. He asks for task lists the evening before." in run.text()
 
 
 def test_a_turn_without_a_model_says_where_engine_toml_is_and_what_to_do(tmp_path):
@@ -77,3 +81,23 @@ def test_a_turn_without_a_model_says_where_engine_toml_is_and_what_to_do(tmp_pat
         assert "ScriptedLLM(default=wren).start()" in message and "06-agent-turns" in message
     finally:
         kernel.shutdown()
+
+
+def test_the_mcp_tutorials_leaf_is_a_real_picture():
+    import importlib.util
+    import struct
+    import sys
+
+    sys.path.insert(0, str(NOTEBOOKS))
+    try:
+        spec = importlib.util.spec_from_file_location("make_05", NOTEBOOKS / "make_05_mcp_and_plugins.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(NOTEBOOKS))
+    server = module.SERVER
+    namespace: dict = {}
+    exec(server[server.index("def leaf_png") : server.index("@mcp.tool()", server.index("def leaf_png"))], namespace)
+    png = namespace["leaf_png"]()
+    width, height = struct.unpack(">II", png[16:24])
+    assert png.startswith(b"\x89PNG") and width >= 32 and height >= 32

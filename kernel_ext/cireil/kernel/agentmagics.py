@@ -68,6 +68,19 @@ class Staged:
 # files uploaded with `%cireil attach`, per shell, taken by the next %%cireil_agent
 STAGED: dict[int, list[Staged]] = {}
 
+DEMO_NAME = "Wren"  # what the demo's identity block and the tutorials call the bundled demo agent
+
+
+def is_demo_copy(directory: Path) -> bool:
+    """A throwaway copy `%cireil load --demo` made (scaffold.copy_demo: <tmp>/cireil-demo-*/demo)."""
+    scratch = directory.parent
+    return scratch.name.startswith("cireil-demo-") and scratch.parent == Path(tempfile.gettempdir())
+
+
+def display_name(agent: Agent) -> str:
+    """The name chat bubbles give the agent: "Wren" for a demo copy, the slug for any other agent."""
+    return DEMO_NAME if is_demo_copy(agent.directory) else agent.slug
+
 
 def _read_attachments(paths: list[str]) -> list[Staged]:
     """Every --attach file, checked before anything is sent: a bad path sends nothing."""
@@ -128,9 +141,8 @@ def engine_help(agent: Agent, exc: Exception) -> str:
     if not isinstance(exc, MissingApiKey) and ENGINE_FILE not in str(exc):
         return ""
     path = agent.directory / ENGINE_FILE
-    scratch = agent.directory.parent
     where = f"\nThe file is {path}"
-    if scratch.name.startswith("cireil-demo-") and scratch.parent == Path(tempfile.gettempdir()):
+    if is_demo_copy(agent.directory):
         where += " — the throwaway copy `%cireil load --demo` made, deleted when the kernel stops."
     named = re.search(r"environment variable (\S+), which", str(exc))
     key = (
@@ -190,10 +202,10 @@ def show_background(agent: Agent) -> None:
         kind = event.get("type")
         if kind == "announce":
             pair = chat.agent_bubble(
-                event["content"], agent=f"{agent.slug} (job {event['jobId']})", to=event["sessionId"]
+                event["content"], agent=f"{display_name(agent)} (job {event['jobId']})", to=event["sessionId"]
             )
         elif kind == "delivered":
-            pair = chat.agent_bubble(event["content"], agent=agent.slug, to=event["sessionId"])
+            pair = chat.agent_bubble(event["content"], agent=display_name(agent), to=event["sessionId"])
         elif kind == "notice":
             pair = chat.notice_line(event["text"])
         else:

@@ -30,7 +30,10 @@ class TurnView:
     """Draws one turn's events; `run()` starts the turn and draws until it ends."""
 
     def __init__(self, agent: Agent) -> None:
+        from .agentmagics import display_name
+
         self.agent = agent
+        self.name = display_name(agent)  # what the bubbles call the agent
         self.events: queue.SimpleQueue[dict] = queue.SimpleQueue()
         self._user: dict | None = None
         self._user_handle: Any = None
@@ -92,7 +95,7 @@ class TurnView:
         now = time.perf_counter()
         if handle is not None and now - last < _STREAM_INTERVAL_S:
             return
-        pair = chat.agent_bubble(content, agent=self.agent.slug, streaming=True)
+        pair = chat.agent_bubble(content, agent=self.name, streaming=True)
         if handle is None:
             handle = self._show(pair, handle=True)
         else:
@@ -108,7 +111,7 @@ class TurnView:
             to = None if sent["sessionId"] == sent.get("fromSessionId") else sent["sessionId"]
             attachments = [(p, self._host(p)) for p in sent.get("attachments", ())]
             pair = chat.agent_bubble(
-                sent["content"], agent=self.agent.slug, attachments=attachments, final=bool(sent["final"]), to=to
+                sent["content"], agent=self.name, attachments=attachments, final=bool(sent["final"]), to=to
             )
             handle = self._respond_handles.pop(call.get("id", ""), None)
             if handle is None:
