@@ -43,7 +43,7 @@ def leaf_png(size: int = 64) -> bytes:
 
     rows = []
     for y in range(size):
-        row = bytearray(b"\\0")
+        row = bytearray(1)  # filter type 0 (no backslash escapes: this script sits in a string in a cell)
         for x in range(size):
             u, v = 2 * x / size - 1, 2 * y / size - 1
             a, b = (u - v) / 1.45, (u + v) / 1.45  # along and across the leaf, tilted 45 degrees
@@ -59,7 +59,8 @@ def leaf_png(size: int = 64) -> bytes:
 
     header = struct.pack(">IIBBBBB", size, size, 8, 6, 0, 0, 0)  # 8-bit RGBA
     pixels = zlib.compress(b"".join(rows))
-    return b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    signature = bytes([137, 80, 78, 71, 13, 10, 26, 10])
+    return signature + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
 
 
 @mcp.tool()
