@@ -24,3 +24,16 @@ def test_notices_use_an_icon_every_font_can_draw():
     for html in (notices_html(["hello"]), notice_line("hello")[1]):
         assert "ⓘ" not in html and 'aria-label="note"' in html
     assert notice_line("hello")[0] == "note: hello"
+
+
+def test_session_card_rows_all_read_from_the_left(agent_dir):
+    import re
+
+    from cireil.kernel.views import SessionCard
+
+    agent = cireil.load(agent_dir)
+    agent.session.last_activity = "2026-12-03T08:00:00.000Z"
+    html = SessionCard(agent.slug, agent.session).html()
+    cells = re.findall(r"<td style=\"([^\"]*)\"", html)
+    assert cells and all("text-align:left" in c for c in cells)
+    assert "last message" in html

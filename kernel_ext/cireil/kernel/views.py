@@ -179,8 +179,10 @@ class SessionCard(_View):
 
     def html(self) -> str:
         rows = "".join(
-            f'<tr><td style="color:{FG_DIM};padding:1px 10px 1px 0">{k}</td>'
-            f'<td style="font-family:{MONO}">{esc(v)}</td></tr>'
+            # left-aligned and top-aligned: JupyterLab right-aligns table cells, which set the longest value
+            # (the last message's time) apart from the rows above it
+            f'<tr><td style="color:{FG_DIM};padding:1px 10px 1px 0;text-align:left;vertical-align:top">{k}</td>'
+            f'<td style="font-family:{MONO};text-align:left;vertical-align:top">{esc(v)}</td></tr>'
             for k, v in self._rows()
         )
         return frame("session", f"<table><tbody>{rows}</tbody></table>", title="session")
