@@ -5,6 +5,7 @@ The venv is a stand-in whose `jupyter` only reports what it was started with, so
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FAKE_JUPYTER = """#!/bin/sh
 echo "ARGS: $*"
 echo "CIREIL: $(command -v cireil)"
+for arg in "$@"; do
+    case "$arg" in --ServerApp.terminado_settings=*) echo "TERMINAL: ${arg#*=}";; esac
+done
 """
 
 
@@ -58,6 +62,18 @@ def test_tutorial_server_finds_the_cireil_command(tmp_path: Path):
     repo, venv = _checkout(tmp_path)
     out = _run(repo, venv)
     assert f"CIREIL: {venv / 'bin' / 'cireil'}" in out
+
+
+def test_tutorial_terminals_keep_that_path_without_a_tty(tmp_path: Path):
+    # started without a tty, jupyter would run terminals as login shells, and /etc/profile resets PATH
+    repo, venv = _checkout(tmp_path)
+    out = _run(repo, venv)  # captured output: no tty, as in a container
+    settings = json.loads(out.split("TERMINAL: ", 1)[1].splitlines()[0])
+    shell = settings["shell_command"]
+    assert "-l" not in shell and Path(shell[0]).exists()
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    found = subprocess.run([*shell, "-c", "command -v cireil"], env=env, capture_output=True, text=True)
+    assert found.stdout.strip() == str(venv / "bin" / "cireil")
 
 
 def test_tutorial_opens_working_copies_and_keeps_them(tmp_path: Path):
