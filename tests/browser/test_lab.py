@@ -10,7 +10,7 @@ import re
 
 from playwright.sync_api import Locator, expect
 
-from .conftest import LIVE_EXEC
+from .conftest import LIVE_EXEC, PALETTE
 from .labpage import WAIT_MS, LabPage
 
 # Light backgrounds in the dark theme: any computed background brighter than this (0-255 luminance).
@@ -208,4 +208,20 @@ def test_an_agent_turn_renders_as_a_conversation(lab_page: LabPage, console_erro
     expect(outputs(cell).locator(".cireil-chat").nth(1)).to_contain_text(
         re.compile(r"Saved /workspace/inbox/m[0-9a-f]+-seed-order.txt")
     )
+    assert not console_errors, console_errors
+
+
+def test_the_tool_palette_titles_read_in_the_main_text_colour(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open(PALETTE)
+    cell = lab_page.run_through("%cireil ui")
+    title = outputs(cell).locator(".jupyter-widget-Collapse-header").first
+    expect(title).to_be_visible(timeout=WAIT_MS)
+    expect(title).to_contain_text("list-dir")
+    main = title.evaluate("e => getComputedStyle(document.body).getPropertyValue('--jp-ui-font-color1').trim()")
+    probe = title.evaluate(
+        "(e, c) => { const p = document.createElement('span'); p.style.color = c; document.body.append(p);"
+        " const v = getComputedStyle(p).color; p.remove(); return v; }",
+        main,
+    )
+    assert title.evaluate("e => getComputedStyle(e).color") == probe
     assert not console_errors, console_errors

@@ -197,6 +197,11 @@ def _title(tool: Tool) -> str:
     return f"{tool.name} — {cut_at_word(first, 70)}" if first else tool.name
 
 
+# ipywidgets draws accordion titles in the secondary text colour on a grey bar, hard to read; ours take the
+# primary colour. Scoped to this widget's class, like kernel/gone.py's rule: nothing else on the page changes.
+_PALETTE_STYLE = "<style>.cireil-palette .jupyter-widget-Collapse-header{color:var(--jp-ui-font-color1)}</style>"
+
+
 class Palette(W.VBox):
     """All enabled tools, one accordion section each; a form is built when its section first opens."""
 
@@ -206,10 +211,11 @@ class Palette(W.VBox):
         accordion = W.Accordion(children=slots, titles=tuple(_title(t) for t in tools))
         count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}" if tools else "no tools enabled"
         header = W.HTML(
-            f'<span style="font-weight:600">{esc(agent.slug)}</span>'
+            _PALETTE_STYLE + f'<span style="font-weight:600">{esc(agent.slug)}</span>'
             f' <span style="color:{FG}">· {esc(count)} · open a tool to call it</span>'
         )
         super().__init__([header, accordion])
+        self.add_class("cireil-palette")
         mark(self)
         self.agent = agent
         self.accordion = accordion
