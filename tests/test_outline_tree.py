@@ -62,3 +62,23 @@ def test_every_section_row_has_its_own_open_action_and_deep_rows_unfold(tmp_path
         detail_row[0].click()  # folds again
     finally:
         result_module.INTERACTIVE_VIEW = None
+
+
+def test_thousands_of_sibling_sections_are_built_a_page_at_a_time(tmp_path):
+    from cireil.kernel.outlinetree import PAGE, OutlineTree
+
+    sections = [{"id": "top", "type": "h1", "label": "Top", "line": 1, "lines": 3001}]
+    sections += [
+        {"id": f"s{i}", "type": "h2", "label": f"Part {i}", "line": 2 + i * 3, "lines": 3} for i in range(1000)
+    ]
+    opened: list[dict] = []
+    view = OutlineTree({"sections": sections}, opened.append)
+    assert len(view.open_buttons) == 1 + PAGE  # the root and the first page of its children
+    children = view.children[0].children[1]
+    more = children.children[-1]
+    assert more.description == f"{1000 - PAGE} more…"
+    more.click()
+    assert len(view.open_buttons) == 1 + 2 * PAGE
+    assert children.children[-1].description == f"{1000 - 2 * PAGE} more…"
+    view.open_buttons[-1].click()
+    assert opened[-1]["id"] == f"s{2 * PAGE - 1}"
