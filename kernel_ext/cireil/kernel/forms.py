@@ -58,7 +58,6 @@ class ToolForm(W.VBox):
         problems = W.HTML("")
         output = W.Output()
         super().__init__([header, params, W.HBox([run_button, cancel_button, status]), problems, output])
-        mark(self)  # says so once the kernel is restarted
         self.agent = agent
         self.tool_name = tool.name
         self.params: SchemaWidget = params
@@ -74,6 +73,7 @@ class ToolForm(W.VBox):
         cancel_button.on_click(self._on_cancel)
         for field in _text_fields(params):  # Enter in a one-line field runs the form, as in any form
             field._submission_callbacks.register_callback(self._on_run)  # on_submit(), minus its deprecation
+        mark(self)  # says so once the kernel is restarted
 
     def __repr__(self) -> str:
         # The text/plain a terminal or nbclient shows instead of the widget tree.
