@@ -30,8 +30,8 @@ pin two sections, and look at exactly what the agent would see on its next model
 with headings returns an **outline** instead: every section with its id, level, first line and span. A
 section's span runs from its heading over its sub-sections to the next heading of the same or a higher level.
 
-Click ▸ to fold a part of the tree. The buttons pin a section through `open-file`, so the session's state stays
-the single truth (try one, then press *outline* to come back).""",
+Click ▸ to unfold a part of the tree. Every row has its own **open**, which pins that section through
+`open-file`, so the session's state stays the single truth (try one, then press *outline* to come back).""",
     ),
     ("code", f"%cireil_read {HANDBOOK}"),
     (

@@ -46,12 +46,17 @@ CELLS = [
     ),
     md(
         "The same call from Python returns the result the agent would see: `detail`, a numbered `diff`,\n"
-        "the unified `patch`, per-edit line metadata and the `applyId` that applies exactly this preview."
+        "the unified `patch`, per-edit line metadata and the `applyId` that applies exactly this preview.\n\n"
+        "From here on the tutorial edits a **copy** of the file, so the preview above stays valid: its Apply\n"
+        "button still works after you run the whole notebook (a preview is refused once its file changed)."
     ),
     code(
+        "import shutil\n\n"
+        'workspace = agent.directory / "workspace"\n'
+        'shutil.copy(workspace / "harvest_report.py", workspace / "harvest_copy.py")\n\n'
         "preview = agent.call(\n"
         '    "edit",\n'
-        '    path="/workspace/harvest_report.py",\n'
+        '    path="/workspace/harvest_copy.py",\n'
         '    edits=[{"oldText": "width = max(len(crop) for crop in crops)",\n'
         '            "newText": "width = max((len(crop) for crop in crops), default=5)"}],\n'
         "    dryRun=True,\n"
@@ -64,7 +69,7 @@ CELLS = [
         "Pressing **Apply** calls `edit` with `{path, apply: applyId}`; from Python that is one call. Apply\n"
         "writes exactly what was previewed (atomically) and returns the same patch:"
     ),
-    code('applied = agent.call("edit", path="/workspace/harvest_report.py", apply=preview["applyId"])\napplied'),
+    code('applied = agent.call("edit", path="/workspace/harvest_copy.py", apply=preview["applyId"])\napplied'),
     md(
         "## 3. A stale preview is refused\n\n"
         "A preview is only valid for the file it saw. Take a new preview, then change the file behind its back\n"
@@ -74,13 +79,13 @@ CELLS = [
     code(
         "stale = agent.call(\n"
         '    "edit",\n'
-        '    path="/workspace/harvest_report.py",\n'
+        '    path="/workspace/harvest_copy.py",\n'
         '    edits=[{"oldText": "print(f\\"{\'total\'", "newText": "print(f\\"{\'TOTAL\'"}],\n'
         "    dryRun=True,\n"
         ")\n"
-        'report = agent.directory / "workspace" / "harvest_report.py"\n'
+        'report = workspace / "harvest_copy.py"\n'
         'report.write_text(report.read_text() + "\\n# touched by someone else\\n")\n'
-        'refused = agent.call("edit", path="/workspace/harvest_report.py", apply=stale["applyId"])\n'
+        'refused = agent.call("edit", path="/workspace/harvest_copy.py", apply=stale["applyId"])\n'
         "refused"
     ),
     md(
@@ -88,12 +93,12 @@ CELLS = [
         "already there (the edit was applied before), the error says so:"
     ),
     code(
-        'agent.call("edit", path="/workspace/harvest_report.py",\n'
+        'agent.call("edit", path="/workspace/harvest_copy.py",\n'
         '           edits=[{"oldText": "for crop, kg in sorted(crops.itmes())", "newText": "for crop, kg in crops"}])'
     ),
     code(
         "# the edit from section 2, sent a second time\n"
-        'agent.call("edit", path="/workspace/harvest_report.py",\n'
+        'agent.call("edit", path="/workspace/harvest_copy.py",\n'
         '           edits=[{"oldText": "width = max(len(crop) for crop in crops)",\n'
         '                   "newText": "width = max((len(crop) for crop in crops), default=5)"}])'
     ),

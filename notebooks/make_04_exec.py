@@ -78,8 +78,9 @@ CELLS = [
     md(
         "## 2. Watch output live\n\n"
         "While a command runs, its latest output streams into the cell and updates in place a few times a\n"
-        "second; when it ends, the live view is replaced by the final panel. (Interrupting the kernel —\n"
-        "the ■ button — stops the command and every process it started.)"
+        "second, with the time so far; when it ends, the live view is replaced by the final panel. Interrupting\n"
+        "the kernel (the ■ button) stops the command and every process it started: the panel then says\n"
+        '"interrupted after N s" and keeps the output seen so far.'
     ),
     code(
         "%%cireil_exec python3 -\n"
@@ -99,7 +100,7 @@ CELLS = [
         'tools_toml = agent.directory / "config" / "tools.toml"\n'
         "text = tools_toml.read_text()\n"
         'tools_toml.write_text(text.replace("timeout = 60000", "timeout = 2000"))\n'
-        'print(tools_toml.read_text().split("exec runs commands")[1])'
+        "print(tools_toml.read_text())"
     ),
     code("%cireil_exec python3 -c \"import time; print('started', flush=True); time.sleep(30)\""),
     md(
@@ -107,7 +108,7 @@ CELLS = [
         "Output beyond `inlineThresholdBytes` (16 KiB) is written, byte for byte, to a file under\n"
         "`/workspace/.exec-output`. The agent gets the file's path, the byte count, and a preview: the first and\n"
         "last 20 lines with a marker for what lies between. Where widgets run, the panel has a button that opens\n"
-        "the file with `read`."
+        "the file with `read`, in a fold below the panel (which stays)."
     ),
     code('big = agent.call("exec", command="python3", args=["-c", "for i in range(3000): print(\'row\', i)"])\nbig'),
     code('print(big["stdoutPath"], big["stdoutLength"], "bytes")\nprint(big["stdoutPreview"])'),

@@ -10,7 +10,6 @@ OUT = Path(__file__).resolve().parent / "05-mcp-and-plugins.ipynb"
 
 SERVER = '''\
 """A small MCP server made with the official SDK: three tools, on 127.0.0.1 only."""
-import base64
 import sys
 from typing import TypedDict
 
@@ -37,15 +36,39 @@ def count_beds(rows: int, per_row: int) -> int:
     return rows * per_row
 
 
+def leaf_png(size: int = 64) -> bytes:
+    """A green leaf with a vein and a stem, drawn pixel by pixel into a PNG (no imaging library needed)."""
+    import struct
+    import zlib
+
+    rows = []
+    for y in range(size):
+        row = bytearray(1)  # filter type 0 (no backslash escapes: this script sits in a string in a cell)
+        for x in range(size):
+            u, v = 2 * x / size - 1, 2 * y / size - 1
+            a, b = (u - v) / 1.45, (u + v) / 1.45  # along and across the leaf, tilted 45 degrees
+            blade = abs(a) <= 0.92 and abs(b) <= 0.42 * (1 - (a / 0.92) ** 2)
+            vein = blade and abs(b) < 0.025
+            stem = -1.05 <= a < -0.9 and abs(b) < 0.03
+            pixel = (46, 110, 50, 255) if vein or stem else (88, 170, 72, 255) if blade else (0, 0, 0, 0)
+            row += bytes(pixel)
+        rows.append(bytes(row))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 6, 0, 0, 0)  # 8-bit RGBA
+    pixels = zlib.compress(b"".join(rows))
+    signature = bytes([137, 80, 78, 71, 13, 10, 26, 10])
+    return signature + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
 @mcp.tool()
 def leaf():
-    """A tiny picture of a leaf."""
+    """A picture of a leaf."""
     from mcp.server.mcpserver import Image
 
-    png = base64.b64decode(
-        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgaPj/HwADgwJ/b5RwMgAAAABJRU5ErkJggg=="
-    )
-    return Image(data=png, format="png")
+    return Image(data=leaf_png(), format="png")
 
 
 mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))

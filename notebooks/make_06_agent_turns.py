@@ -133,7 +133,10 @@ CELLS = [
         "to the next message. Replies stream: a long `respond` appears while the model is still writing it."
     ),
     code("%cireil dry-run"),
-    code("llm.stop()"),
+    md(
+        "The stand-in keeps running until the kernel stops, so every cell above can be run again, and you can\n"
+        "go on sending your own messages to it. To stop it yourself: `llm.stop()`."
+    ),
 ]
 
 

@@ -3,6 +3,7 @@ the conversation after a kernel restart, and an interrupt in the middle of a tur
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -42,7 +43,8 @@ def test_a_turn_renders_live_and_the_conversation_survives_a_kernel_restart(tmp_
         html = html_of(run)
         assert "<strong>milk</strong>" in html
         assert "<script>" not in html and "&lt;script&gt;" in html  # a model's raw HTML is shown, never run
-        assert "turn ended with a final respond" in text and "tokens: " in text
+        assert "turn ended with a final respond" in text and "tokens estimated" in text
+        assert "by the provider's count" in text
         read_results = [b for b in run.bundles if RESULT in b and "content" in b[RESULT]]
         assert read_results and "Buy milk." in read_results[0][RESULT]["content"]
 
@@ -127,8 +129,10 @@ def test_an_interrupt_stops_the_turn_and_the_kernel_stays_usable(tmp_path, llm):
             time.sleep(0.05)
         kernel.interrupt()
         run = kernel.collect(msg_id, timeout=30)
-        assert run.error["ename"] == "KeyboardInterrupt"
-        assert "turn interrupted" in run.text()
+        # one line, no frames of cireil's internals; the turn's output says how it ended
+        assert run.error["ename"] == "KeyboardInterrupt" and len(run.error["traceback"]) == 1
+        assert run.error["traceback"][0].startswith("KeyboardInterrupt: agent turn interrupted after")
+        assert "turn interrupted after" in "\n".join(b.get("text/plain", "") for b in run.bundles)
         run = kernel.run("[m['role'] for m in __import__('cireil').current_agent().session.history]")
         assert run.result["text/plain"] == "['user', 'assistant', 'toolResponse']"
         llm.script(reply.tool_calls(("respond", {"content": "back"})))
@@ -195,3 +199,26 @@ def test_respond_schedule_invoke_and_no_response_have_their_own_views(tmp_path, 
         assert queued["text/plain"] == "queued a turn in notebook:other: go"
     finally:
         agent.close()
+
+
+def test_the_turn_footer_and_prompt_show_one_estimate_beside_the_providers_count(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    llm.script(reply.tool_calls(("respond", {"content": "hello"})))
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        prompt = kernel.run("%cireil prompt").text()
+        estimate = re.search(r"~([\d,]+) tokens \(cireil's estimate", prompt).group(1)
+        text = kernel.run("%%cireil_agent\nhi").text()
+        # a one-call turn: its request is the one %cireil prompt showed plus the message, counted the same way
+        from cireil.runtime import messages
+        from cireil.runtime.engine.history import estimate_tokens
+
+        expected = int(estimate.replace(",", "")) + estimate_tokens([messages.user_message("hi")])
+        assert f"last request: ~{expected:,} tokens estimated (system prompt and messages), " in text
+        sent = llm.requests[-1].body
+        counted = re.search(r"([\d,]+) prompt tokens by the provider's count", text).group(1)
+        assert int(counted.replace(",", "")) > 0 and sent["messages"]
+        assert "turn total: " in text and "over 1 model call, by the provider's count" in text
+    finally:
+        kernel.shutdown()

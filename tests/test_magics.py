@@ -538,7 +538,7 @@ def test_files_uploaded_with_attach_go_with_the_next_agent_message(shell, tmp_pa
         (box,) = [o for o in run(shell, "%cireil attach").displayed]
         assert "application/vnd.jupyter.widget-view+json" in box
         widget = agentmagics.attach_widget(id(shell))  # the same kind the cell showed, to drive it here
-        upload, status = widget.children
+        upload, status, _kernel_gone_note = widget.children
         assert "nothing attached yet" in status.value
         # what the front end sends when a person picks a file
         picked = {"name": "C:\\docs\\receipt.txt", "type": "text/plain", "size": 9, "content": memoryview(b"milk 1.20")}
@@ -570,3 +570,32 @@ def test_agent_and_prompt_options_take_both_forms_and_name_their_usage(shell, ag
     assert "usage: %cireil prompt [--session NAME]" in usage_error(shell, "%cireil prompt --bogus 1")
     assert "--model needs a value; usage: %cireil prompt" in usage_error(shell, "%cireil prompt --model")
     assert "usage: %%cireil_agent" in usage_error(shell, "%%cireil_agent --session\nhi")
+
+
+def test_missing_or_wrong_arguments_show_the_magics_usage_above_the_result(shell, agent_dir):
+    loaded(shell, agent_dir)
+    ran = run(shell, "%cireil_write /workspace/a.txt")
+    assert ran.value["error"] == 'content: Invalid key: Expected "content" but received undefined'  # as the spec has it
+    shown = ran.text
+    assert "%cireil_write: content is missing" in shown
+    assert "%cireil_write PATH [key=value ...]" in shown  # the usage line
+    assert "content (string, required)" in shown  # and the parameters
+    ran = run(shell, "%cireil_list_dir paht=/workspace")
+    assert "unknown parameter 'paht' (did you mean 'path'?)" in ran.text
+    ran = run(shell, "%cireil_list_dir /workspace")
+    assert "usage:" not in ran.text  # a good call shows only its result
+
+
+def test_help_has_no_literal_backticks_and_lists_model_and_provider(shell, agent_dir):
+    loaded(shell, agent_dir)
+    text = run(shell, "%cireil help").text
+    assert "`" not in text
+    assert "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]" in text
+    assert "prompt [--session NAME] [--model M] [--provider P]" in text
+
+
+def test_load_lists_the_line_form_and_names_the_cell_forms(shell, agent_dir):
+    out = run(shell, f"%load_ext cireil\n%cireil load {agent_dir}").stdout
+    tools_line = next(line for line in out.splitlines() if line.startswith("tools: "))
+    assert "%cireil_write" in tools_line and "%%" not in tools_line  # as the README writes it
+    assert "with a cell body too: %%cireil_write" in out

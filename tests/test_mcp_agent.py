@@ -76,6 +76,8 @@ def test_mcp_tools_must_be_enabled_by_name(tmp_path, sdk_sse):
         agent.close()
     message = load_error(tmp_path / "b", {"demo": sdk_sse}, tools="mcp__demo__nope = false\n")
     assert message == "config/tools.toml:1: unknown tool 'mcp__demo__nope': server 'demo' does not advertise it"
+    message = load_error(tmp_path / "c", {"demo": sdk_sse}, tools="mcp__demo__ad = false\n")
+    assert message.endswith("server 'demo' does not advertise it (did you mean 'mcp__demo__add'?)")
 
 
 def test_images_audio_and_structured_content_are_kept_as_json(tmp_path, sdk_sse):

@@ -16,12 +16,16 @@ agent.call("read", path="/workspace/garden-handbook.md")
 """
 
 
-def _button_id(kernel, description: str) -> str:
+def _button_id(kernel, description: str, tooltip_start: str = "") -> str:
     for msg in kernel.comm_messages:
         if msg["msg_type"] != "comm_open":
             continue
         state = msg["content"]["data"].get("state", {})
-        if state.get("_model_name") == "ButtonModel" and state.get("description") == description:
+        if (
+            state.get("_model_name") == "ButtonModel"
+            and state.get("description") == description
+            and (state.get("tooltip") or "").startswith(tooltip_start)
+        ):
             return msg["content"]["comm_id"]
     raise AssertionError(f"no button {description!r}")
 
@@ -42,7 +46,8 @@ def test_outline_renders_and_its_open_button_pins_a_section(kernel):
     assert WIDGET_MIME in bundle  # the interactive view, with text fallbacks
     assert "<details" in bundle["text/html"] and "watering-1" in bundle["text/html"]
     assert "[composting-at-the-garden]" in bundle["text/plain"]
-    button = _button_id(kernel, "open The growing year")
+    # the open action on the section's own row of the tree
+    button = _button_id(kernel, "open", "pin section the-growing-year ")
     kernel.send_comm(button, {"method": "custom", "content": {"event": "click"}})
     deadline = time.monotonic() + 30
     pinned: dict = {}

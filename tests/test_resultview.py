@@ -106,3 +106,43 @@ def test_an_action_without_a_tool_dismisses_the_offer_without_a_call(bump_agent)
     assert view.buttons.children == ()
     assert "dismissed" in view.status.value
     assert view.result.data["n"] == 1 and view.output.outputs[0]["data"]["text/plain"] == "n = 1"
+
+
+def test_discarding_an_edit_preview_says_discarded_and_offers_nothing(agent_dir):
+    from cireil.kernel.resultview import ResultView
+
+    (agent_dir / "config" / "tools.toml").write_text("list-dir = true\nedit = true\n")
+    agent = cireil.load(agent_dir)
+    edits = [{"oldText": "hello", "newText": "hi"}]
+    preview = agent.call("edit", path="/workspace/hello.txt", edits=edits, dryRun=True)
+    view = ResultView(preview)
+    [discard] = [b for b in view.buttons.children if b.description == "Discard"]
+    discard.click()
+    shown = view.output.outputs[0]["data"]
+    assert view.buttons.children == ()
+    assert shown["text/plain"].startswith("discarded: the preview of /workspace/hello.txt")
+    assert "not written yet" not in shown["text/html"] and "applyId" not in shown["text/html"]
+    assert (agent_dir / "workspace" / "hello.txt").read_text() == "hello\n"
+
+
+def test_open_stdout_opens_below_and_the_exec_result_stays(tmp_path):
+    from cireil.kernel.resultview import ResultView
+    from exec_agent import exec_agent
+
+    directory = exec_agent(tmp_path)
+    tools = directory / "config" / "tools.toml"
+    tools.write_text("read = true\n" + tools.read_text())  # the button opens the file through read
+    agent = cireil.load(directory)
+    result = agent.call("exec", command="python3", args=["-c", "for i in range(10000): print('line', i)"])
+    assert "stdoutPath" in result.data
+    view = ResultView(result)
+    [button] = [b for b in view.buttons.children if b.description == "open stdout"]
+    button.click()
+    _wait(lambda: len(view.below.children) == 1)
+    assert view.output.outputs[0]["data"]["text/plain"].startswith("$ python3 -c")  # the exec panel stays
+    fold = view.below.children[0]
+    assert fold.selected_index == 0 and result.data["stdoutPath"] in fold.get_title(0)
+    assert "line 9999" in fold.children[0].outputs[0]["data"]["text/plain"]
+    assert not button.disabled
+    button.click()  # a second press unfolds the same output, it does not read the file again
+    assert len(view.below.children) == 1

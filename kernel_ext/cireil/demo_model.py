@@ -53,7 +53,12 @@ def _after(said: str, last: dict) -> Reply:
         return _respond(f"Your workspace has {len(last.get('entries', []))} entries: {names}.")
     if tool == "read":
         lines = [line for line in str(last.get("content", "")).splitlines() if line.strip()]
-        people = [line.lstrip("-* ").split(" — ")[0] for line in lines if line.lstrip().startswith(("-", "*"))]
+        people: list[str] = []
+        for line in lines:  # a bullet goes on over its indented continuation lines: keep it whole
+            if line.lstrip().startswith(("-", "*")):
+                people.append(line.lstrip("-* ").split(" — ")[0].strip())
+            elif people and line.startswith((" ", "\t")):
+                people[-1] += " " + line.strip()
         if people:
             return _respond("The volunteers I know of:\n\n" + "\n".join(f"- {p}" for p in people[:8]))
         return _respond("The file starts with:\n\n> " + (lines[0] if lines else "(nothing)"))

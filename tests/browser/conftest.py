@@ -36,22 +36,26 @@ for i in range(1, 4):
     time.sleep(1.5)"""
 
 
-def _live_notebook() -> str:
-    nb = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_code_cell("%load_ext cireil\n%cireil load --demo"),
-            nbformat.v4.new_code_cell(LIVE_COMMAND),
-        ]
-    )
+# And one for the palette of every tool's form (the tutorials show one tool's form only).
+PALETTE = "palette.ipynb"
+
+
+def _notebook(*sources: str) -> str:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     return nbformat.writes(nb)
+
+
+def _live_notebook() -> str:
+    return _notebook("%load_ext cireil\n%cireil load --demo", LIVE_COMMAND)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     if not Path(CHROMIUM).exists() or shutil.which("bwrap") is None:
         pytest.skip("browser tests need Debian's chromium and bubblewrap (./dev test installs both as root)")
-    server = start_lab(tmp_path_factory.mktemp("lab"), {LIVE_EXEC: _live_notebook()})
+    notebooks = {LIVE_EXEC: _live_notebook(), PALETTE: _notebook("%load_ext cireil\n%cireil load --demo", "%cireil ui")}
+    server = start_lab(tmp_path_factory.mktemp("lab"), notebooks)
     yield server
     stop_lab(server)
 

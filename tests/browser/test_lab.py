@@ -10,7 +10,7 @@ import re
 
 from playwright.sync_api import Locator, expect
 
-from .conftest import LIVE_EXEC
+from .conftest import LIVE_EXEC, PALETTE
 from .labpage import WAIT_MS, LabPage
 
 # Light backgrounds in the dark theme: any computed background brighter than this (0-255 luminance).
@@ -26,6 +26,14 @@ _BRIGHT_BACKGROUNDS = """(root, limit) => {
         .map(e => [e.tagName, getComputedStyle(e).backgroundColor])
         .filter(([, bg]) => lum(bg) > limit);
 }"""
+
+
+def view_text_left(view: Locator) -> float:
+    """Where the text of a cireil view starts: inside its left border and padding."""
+    return view.evaluate(
+        "e => { const s = getComputedStyle(e); return e.getBoundingClientRect().left"
+        " + parseFloat(s.borderLeftWidth) + parseFloat(s.paddingLeft); }"
+    )
 
 
 def outputs(cell: Locator) -> Locator:
@@ -50,32 +58,56 @@ def test_tool_form_is_keyboard_reachable_and_runs(lab_page: LabPage, console_err
     expect(form.locator(".cireil-list-dir")).to_contain_text("volunteers.md", timeout=WAIT_MS)
     expect(form).to_contain_text("done in")
     lab_page.shot("tool-form", form)
+    field.fill("/workspace")
+    field.press("Enter")  # Enter in the field runs the form
+    expect(form.locator(".cireil-list-dir")).to_contain_text("garden-handbook.md", timeout=WAIT_MS)
     assert not console_errors, console_errors
 
 
-def test_outline_folds_and_its_open_button_pins_a_section(lab_page: LabPage, console_errors: list[str]):
+def test_widgets_say_when_their_kernel_is_gone(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open("01-getting-started.ipynb")
+    cell = lab_page.run_through("%cireil ui list-dir")
+    form = outputs(cell).locator(".cireil-live").first
+    note = form.locator(":scope > .cireil-gone")
+    expect(form.get_by_role("button", name="Run")).to_be_visible(timeout=WAIT_MS)
+    expect(note).to_be_hidden()
+    lab_page.page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+    expect(note).to_be_visible(timeout=WAIT_MS)
+    expect(note).to_contain_text("kernel this belonged to was restarted or stopped")
+    run = form.get_by_role("button", name="Run")
+    assert run.evaluate("b => getComputedStyle(b).pointerEvents") == "none"  # no silent clicks
+    assert not console_errors, console_errors
+
+
+def test_outline_folds_and_every_row_pins_its_section(lab_page: LabPage, console_errors: list[str]):
     lab_page.open("02-reading-and-context.ipynb")
     cell = lab_page.run_through("%cireil_read /workspace/garden-handbook.md")
     out = outputs(cell)
-    expect(out.locator("details").first).to_be_visible(timeout=WAIT_MS)
-    # the tree opens its top level only; pin one folded node by position (a :not([open]) locator would move)
-    index = out.locator("details").evaluate_all("ds => ds.findIndex(d => !d.open)")
+    nodes = out.locator(".cireil-outline-node")
+    expect(nodes.first).to_be_visible(timeout=WAIT_MS)
+    # the tree opens its top level only; pick a folded node by position (a visibility locator would move)
+    index = nodes.evaluate_all(
+        "ns => ns.findIndex(n => n.offsetParent !== null && getComputedStyle(n.children[1]).display === 'none')"
+    )
     assert index >= 0, "the outline has a folded level"
-    folded = out.locator("details").nth(index)
-    nested = folded.locator(":scope > details, :scope > div").first
+    folded = nodes.nth(index)
+    nested = folded.locator(":scope > .widget-vbox")
     expect(nested).to_be_hidden()
-    folded.locator(":scope > summary").click()
-    expect(folded).to_have_attribute("open", "")
+    folded.locator(":scope > .widget-hbox button").first.click()  # its caret
     expect(nested).to_be_visible()
+    expect(nested.locator(".widget-hbox").first).to_be_visible()
+    # every row shown has its own open action, on the row itself, its label whole
+    rows = out.locator(".cireil-outline-node .widget-hbox, .widget-vbox > .widget-hbox").filter(has_text="lines ")
+    visible = [r for r in rows.all() if r.is_visible()]
+    assert len(visible) > 5
+    for row in visible:
+        button = row.get_by_role("button", name="open")
+        expect(button).to_have_count(1)
+        assert button.evaluate("b => b.scrollWidth <= b.clientWidth"), "open label cut"
     lab_page.shot("outline-tree", out)
-    open_button = out.get_by_role("button", name=re.compile(r"^open ")).first
-    label = open_button.inner_text()
-    # the whole label is shown, not cut to "open …" by a fixed button width
-    assert open_button.evaluate("b => b.scrollWidth <= b.clientWidth"), f"label cut: {label!r}"
-    open_button.click()
-    # the view is replaced in place by the open-file result: the tree goes, the pin shows
+    nested.get_by_role("button", name="open").first.click()  # a nested section pins like a top-level one
     expect(out.locator(".cireil-open-file")).to_contain_text("📌", timeout=WAIT_MS)
-    expect(out.locator("details")).to_have_count(0)
+    expect(out.locator(".cireil-outline-node")).to_have_count(0)
     lab_page.shot("outline-pinned", out)
     assert not console_errors, console_errors
 
@@ -90,6 +122,10 @@ def test_dry_run_apply_button_writes_the_patch(lab_page: LabPage, console_errors
     added = out.locator(".cireil-edit td", has_text="no harvest logged yet")
     expect(added).to_have_css("text-align", "left")
     lab_page.shot("patch-view", out)
+    # the buttons line up with the text of the view above them, not with its coloured border
+    frame_text = view_text_left(out.locator(".cireil-edit"))
+    apply_left = out.get_by_role("button", name="Apply").evaluate("b => b.getBoundingClientRect().left")
+    assert abs(apply_left - frame_text) <= 1, f"Apply sits {frame_text - apply_left:.0f} px left of the view's text"
     out.get_by_role("button", name="Apply").click()
     expect(out.locator(".cireil-edit")).to_contain_text("edited", timeout=WAIT_MS)
     expect(out.get_by_role("button", name="Apply")).to_have_count(0)
@@ -172,4 +208,20 @@ def test_an_agent_turn_renders_as_a_conversation(lab_page: LabPage, console_erro
     expect(outputs(cell).locator(".cireil-chat").nth(1)).to_contain_text(
         re.compile(r"Saved /workspace/inbox/m[0-9a-f]+-seed-order.txt")
     )
+    assert not console_errors, console_errors
+
+
+def test_the_tool_palette_titles_read_in_the_main_text_colour(lab_page: LabPage, console_errors: list[str]):
+    lab_page.open(PALETTE)
+    cell = lab_page.run_through("%cireil ui")
+    title = outputs(cell).locator(".jupyter-widget-Collapse-header").first
+    expect(title).to_be_visible(timeout=WAIT_MS)
+    expect(title).to_contain_text("list-dir")
+    main = title.evaluate("e => getComputedStyle(document.body).getPropertyValue('--jp-ui-font-color1').trim()")
+    probe = title.evaluate(
+        "(e, c) => { const p = document.createElement('span'); p.style.color = c; document.body.append(p);"
+        " const v = getComputedStyle(p).color; p.remove(); return v; }",
+        main,
+    )
+    assert title.evaluate("e => getComputedStyle(e).color") == probe
     assert not console_errors, console_errors

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import html
 import mimetypes
+import re
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +68,19 @@ class Staged:
 # files uploaded with `%cireil attach`, per shell, taken by the next %%cireil_agent
 STAGED: dict[int, list[Staged]] = {}
 
+DEMO_NAME = "Wren"  # what the demo's identity block and the tutorials call the bundled demo agent
+
+
+def is_demo_copy(directory: Path) -> bool:
+    """A throwaway copy `%cireil load --demo` made (scaffold.copy_demo: <tmp>/cireil-demo-*/demo)."""
+    scratch = directory.parent
+    return scratch.name.startswith("cireil-demo-") and scratch.parent == Path(tempfile.gettempdir())
+
+
+def display_name(agent: Agent) -> str:
+    """The name chat bubbles give the agent: "Wren" for a demo copy, the slug for any other agent."""
+    return DEMO_NAME if is_demo_copy(agent.directory) else agent.slug
+
 
 def _read_attachments(paths: list[str]) -> list[Staged]:
     """Every --attach file, checked before anything is sent: a bad path sends nothing."""
@@ -119,6 +134,32 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
     view.run(message, **turn_options)
 
 
+def engine_help(agent: Agent, exc: Exception) -> str:
+    """For a turn that could not reach a model: where engine.toml is, and the exact next step."""
+    from ..runtime.engine.config import ENGINE_FILE, MissingApiKey
+
+    if not isinstance(exc, MissingApiKey) and ENGINE_FILE not in str(exc):
+        return ""
+    path = agent.directory / ENGINE_FILE
+    where = f"\nThe file is {path}"
+    if is_demo_copy(agent.directory):
+        where += " — the throwaway copy `%cireil load --demo` made, deleted when the kernel stops."
+    named = re.search(r"environment variable (\S+), which", str(exc))
+    key = (
+        f"set the key in a cell (import os; os.environ[{named.group(1)!r}] = '...') and run this cell again"
+        if named
+        else f"fix {path} and run this cell again"
+    )
+    return (
+        f"{where}\nNext step: {key} — or, with no key or network, run the offline stand-in model the way tutorial 06"
+        " (notebooks/06-agent-turns.ipynb, section 1) does:\n"
+        "    from cireil.scripted_llm import ScriptedLLM\n"
+        "    from cireil.demo_model import wren\n"
+        "    llm = ScriptedLLM(default=wren).start()\n"
+        f"  then write a [providers.local] table with apiBase = llm.base_url into {path}."
+    )
+
+
 def attach_widget(shell_key: int) -> Any:
     """`%cireil attach`: an upload button; what it takes goes with the next %%cireil_agent message."""
     import ipywidgets as widgets
@@ -145,7 +186,9 @@ def attach_widget(shell_key: int) -> Any:
 
     upload.observe(take, names="value")
     status.value = staged_text()
-    return widgets.VBox([upload, status])
+    from .gone import mark
+
+    return mark(widgets.VBox([upload, status]))
 
 
 def show_background(agent: Agent) -> None:
@@ -159,10 +202,10 @@ def show_background(agent: Agent) -> None:
         kind = event.get("type")
         if kind == "announce":
             pair = chat.agent_bubble(
-                event["content"], agent=f"{agent.slug} (job {event['jobId']})", to=event["sessionId"]
+                event["content"], agent=f"{display_name(agent)} (job {event['jobId']})", to=event["sessionId"]
             )
         elif kind == "delivered":
-            pair = chat.agent_bubble(event["content"], agent=agent.slug, to=event["sessionId"])
+            pair = chat.agent_bubble(event["content"], agent=display_name(agent), to=event["sessionId"])
         elif kind == "notice":
             pair = chat.notice_line(event["text"])
         else:

@@ -146,7 +146,8 @@ class BooleanEditor(Editor):
                 layout=W.Layout(width="auto"),
             )
         else:
-            self.control = W.Checkbox(value=False, indent=False, description=label, tooltip=label)
+            # no description: the field's row already names it ("raw" was shown twice)
+            self.control = W.Checkbox(value=False, indent=False, tooltip=label)
         self.widget = self.control
 
     def collect(self, path: Path, problems: list[Problem]) -> Any:

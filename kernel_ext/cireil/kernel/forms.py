@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..render.html import ERROR, FG_DIM, MONO, OK, esc, frame
+from ..render.html import ERROR, FG, FG_DIM, MONO, OK, esc, frame
+from .gone import mark
 from .live import WidgetLive
 from .outputs import display_output
 from .schema_widgets import Collected, SchemaWidget, schema_widget
+from .views import cut_at_word
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
@@ -42,7 +44,7 @@ class ToolForm(W.VBox):
         header = W.HTML(
             f'<div style="font-family:{MONO};font-weight:600">{esc(tool.name)}'
             f' <span style="color:{FG_DIM};font-weight:normal;font-size:90%">({esc(tool.origin)})</span></div>'
-            f'<div style="color:{FG_DIM};line-height:1.35;margin-bottom:4px">{esc(tool.description)}</div>'
+            f'<div style="color:{FG};line-height:1.35;margin-bottom:4px">{esc(tool.description)}</div>'
         )
         params = schema_widget(tool.parameters, body_arg=tool.body_arg)
         run_button = W.Button(
@@ -74,6 +76,9 @@ class ToolForm(W.VBox):
         self._idle.set()
         run_button.on_click(self._on_run)
         cancel_button.on_click(self._on_cancel)
+        for field in _text_fields(params):  # Enter in a one-line field runs the form, as in any form
+            field._submission_callbacks.register_callback(self._on_run)  # on_submit(), minus its deprecation
+        mark(self)  # says so once the kernel is restarted
 
     def __repr__(self) -> str:
         # The text/plain a terminal or nbclient shows instead of the widget tree.
@@ -110,7 +115,7 @@ class ToolForm(W.VBox):
         if not collected.ok:
             return
         try:
-            live = WidgetLive(collected.value, self.output)  # exec's output streams into the result area
+            live = WidgetLive(self.tool_name, collected.value, self.output)  # the running call, in the result area
             submitted = self.agent.submit_watched(self.tool_name, collected.value, live)
         except Exception as exc:
             # A broken tools.toml, a tool since disabled, a closed agent. An exception raised in a
@@ -124,21 +129,25 @@ class ToolForm(W.VBox):
         self.cancel_button.disabled = False
         self._set_status("running…", FG_DIM)
         started = time.perf_counter()
-        submitted.add_done_callback(lambda done: self._finished(done, started))
+        live.watch(submitted)
+        submitted.add_done_callback(lambda done: self._finished(done, started, live))
 
-    def _finished(self, submitted: Submitted, started: float) -> None:
+    def _finished(self, submitted: Submitted, started: float, live: WidgetLive) -> None:
         """Runs on the runtime thread once the call has ended."""
         try:
             elapsed = time.perf_counter() - started
             try:
                 result = submitted.result(0)
             except concurrent.futures.CancelledError:
-                self._set_status("cancelled", FG_DIM)
+                live.end("cancelled")  # the output seen so far stays, marked as cancelled
+                self._set_status(f"cancelled after {elapsed:.1f} s", FG_DIM)
                 return
             except Exception as exc:
+                live.end()
                 self._show(_error_bundle(self.tool_name, f"{type(exc).__name__}: {exc}", title="the call failed"))
                 self._set_status("✖ error", ERROR)
                 return
+            live.end()
             try:
                 bundle = result._repr_mimebundle_()
             except Exception as exc:  # a rendering bug must not hide the result itself
@@ -193,11 +202,21 @@ def tool_form(agent: Agent, name: str) -> ToolForm:
     return ToolForm(agent, agent.tool(name))
 
 
+def _text_fields(widget: Any) -> list[W.Text]:
+    found = [widget] if isinstance(widget, W.Text) else []
+    for child in getattr(widget, "children", ()):
+        found += _text_fields(child)
+    return found
+
+
 def _title(tool: Tool) -> str:
     first = tool.description.split(". ", 1)[0].strip().rstrip(".")
-    if len(first) > 70:
-        first = first[:67] + "..."
-    return f"{tool.name} — {first}" if first else tool.name
+    return f"{tool.name} — {cut_at_word(first, 70)}" if first else tool.name
+
+
+# ipywidgets draws accordion titles in the secondary text colour on a grey bar, hard to read; ours take the
+# primary colour. Scoped to this widget's class, like kernel/gone.py's rule: nothing else on the page changes.
+_PALETTE_STYLE = "<style>.cireil-palette .jupyter-widget-Collapse-header{color:var(--jp-ui-font-color1)}</style>"
 
 
 class Palette(W.VBox):
@@ -209,10 +228,12 @@ class Palette(W.VBox):
         accordion = W.Accordion(children=slots, titles=tuple(_title(t) for t in tools))
         count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}" if tools else "no tools enabled"
         header = W.HTML(
-            f'<span style="font-weight:600">{esc(agent.slug)}</span>'
-            f' <span style="color:{FG_DIM}">· {esc(count)} · open a tool to call it</span>'
+            _PALETTE_STYLE + f'<span style="font-weight:600">{esc(agent.slug)}</span>'
+            f' <span style="color:{FG}">· {esc(count)} · open a tool to call it</span>'
         )
         super().__init__([header, accordion])
+        self.add_class("cireil-palette")
+        mark(self)
         self.agent = agent
         self.accordion = accordion
         self.tools = {t.name: t for t in tools}

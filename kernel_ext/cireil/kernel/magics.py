@@ -32,7 +32,7 @@ HELP = [
     ("restart", "re-read the whole configuration, as a fresh load would"),
     ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
     ("context", "what the agent sees of its opened files and pinned sections"),
-    ("prompt [--session NAME]", "the next model request: system prompt, messages, tool schemas, body"),
+    ("prompt [--session NAME] [--model M] [--provider P]", "the next model request: prompt, messages, tools, body"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),
     ("sessions", "the agent's persisted sessions, most recently active first"),
@@ -47,8 +47,9 @@ HELP_FOOTER = [
     "  key=value pairs        %cireil_write path=/workspace/a.txt content=hi",
     "  a bare main argument   %cireil_list_dir /workspace",
     "Tools with a body (write content, ...) also have a cell form: %%cireil_write /workspace/a.txt",
-    "`%cireil_<tool>?` shows a tool's parameters.",
-    "%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn renders live.",
+    "%cireil_<tool>? shows a tool's parameters.",
+    "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]",
+    "  the cell is a message to the agent; its turn renders live",
 ]
 
 
@@ -247,13 +248,13 @@ class CireilMagics:
 
     def agent_cell(self, line: str, cell: str | None = None) -> None:
         """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""
-        from .agentmagics import run_agent_cell
+        from .agentmagics import engine_help, run_agent_cell
 
         agent = self.require_agent()
         try:
             run_agent_cell(agent, line, cell, id(self.shell))
         except CireilError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(str(exc) + engine_help(agent, exc)) from None
         finally:
             self.tool_magics.sync_quietly()
 
@@ -285,11 +286,12 @@ class CireilMagics:
 
     def _print_loaded(self, agent: Agent, verb: str = "loaded") -> None:
         registered = set(self.tool_magics.names)
-        shown = [
-            ("%%" if t.body_arg else "%") + t.magic_name if t.magic_name in registered else f"{t.name} (no magic)"
-            for t in agent.tools
-        ]
+        # the line form, as the README writes them; the tools that also take a cell body are named after
+        shown = [f"%{t.magic_name}" if t.magic_name in registered else f"{t.name} (no magic)" for t in agent.tools]
+        cells = [f"%%{t.magic_name}" for t in agent.tools if t.magic_name in registered and t.body_arg]
         print(f"cireil: {verb} agent '{agent.slug}' from {agent.directory}")
         print(f"tools: {'  '.join(shown) or 'none enabled'}")
+        if cells:
+            print(f"with a cell body too: {'  '.join(cells)}")
         for warning in agent.warnings:
             print(warning, file=sys.stderr)

@@ -6,6 +6,7 @@ loaded. A name some other magic already uses is refused with a message, never re
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from ..runtime.tool import describe_parameters
 from . import magictable
 from .live import call_live
 from .toolargs import parse_args, string_params
-from .views import magic_usage
+from .views import ArgumentHelp, magic_usage
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
@@ -48,6 +49,29 @@ def usage_doc(tool: Tool) -> str:
     lines += ["", tool.description, "", "Parameters:"]
     lines += [f"  {line}" for line in describe_parameters(tool.parameters)]
     return "\n".join(lines)
+
+
+def _issue_text(issue: dict, known: list[str]) -> str:
+    where, message = issue.get("path") or "", str(issue.get("message", ""))
+    if message.startswith("Invalid key: Expected") and message.endswith("but received undefined"):
+        return f"{where} is missing"
+    if message.startswith("Invalid key: unknown parameter") and "." not in where:
+        close = difflib.get_close_matches(where, known, n=1)
+        return f"unknown parameter {where!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    return f"{where}: {message}" if where else message
+
+
+def argument_help(tool: Tool, data: dict) -> ArgumentHelp:
+    """A magic called with missing or wrong arguments: what is wrong in plain words, how the magic is
+    written and its parameters. The result shown below it keeps the message the agent would get."""
+    known = list(tool.parameters.get("properties", {}))
+    problems = "; ".join(_issue_text(i, known) for i in data.get("issues", ()) if isinstance(i, dict))
+    usage = usage_doc(tool).split("\n\n", 1)[0]  # the forms of the call, without the description
+    return ArgumentHelp(
+        f"%{tool.magic_name}: {problems or data.get('error', 'invalid arguments')}",
+        usage.splitlines(),
+        describe_parameters(tool.parameters),
+    )
 
 
 class ToolMagics:
@@ -144,6 +168,10 @@ class ToolMagics:
         finally:
             # the call re-read tools.toml; follow it so the next cell sees the right magics
             self.sync_quietly()
+        if not result.success and result.data.get("issues"):
+            from IPython.display import display
+
+            display(argument_help(tool, result.data))  # above the result, which stays what the agent gets
         return result
 
     def sync_quietly(self) -> None:

@@ -30,7 +30,10 @@ class TurnView:
     """Draws one turn's events; `run()` starts the turn and draws until it ends."""
 
     def __init__(self, agent: Agent) -> None:
+        from .agentmagics import display_name
+
         self.agent = agent
+        self.name = display_name(agent)  # what the bubbles call the agent
         self.events: queue.SimpleQueue[dict] = queue.SimpleQueue()
         self._user: dict | None = None
         self._user_handle: Any = None
@@ -38,6 +41,8 @@ class TurnView:
         self._respond_handles: dict[str, Any] = {}  # call id -> the bubble that streamed for it
         self._pending_respond: list[dict] = []
         self.started = time.perf_counter()
+        self._estimate: int | None = None  # cireil's estimate of the last model request (as %cireil prompt counts)
+        self._last_usage: dict = {}  # the provider's count for the last model call, when it sent one
 
     def _show(self, pair: tuple[str, str], *, handle: bool = False) -> Any:
         return display(chat.as_bundle(pair), raw=True, display_id=True if handle else None)
@@ -90,7 +95,7 @@ class TurnView:
         now = time.perf_counter()
         if handle is not None and now - last < _STREAM_INTERVAL_S:
             return
-        pair = chat.agent_bubble(content, agent=self.agent.slug, streaming=True)
+        pair = chat.agent_bubble(content, agent=self.name, streaming=True)
         if handle is None:
             handle = self._show(pair, handle=True)
         else:
@@ -106,7 +111,7 @@ class TurnView:
             to = None if sent["sessionId"] == sent.get("fromSessionId") else sent["sessionId"]
             attachments = [(p, self._host(p)) for p in sent.get("attachments", ())]
             pair = chat.agent_bubble(
-                sent["content"], agent=self.agent.slug, attachments=attachments, final=bool(sent["final"]), to=to
+                sent["content"], agent=self.name, attachments=attachments, final=bool(sent["final"]), to=to
             )
             handle = self._respond_handles.pop(call.get("id", ""), None)
             if handle is None:
@@ -136,9 +141,14 @@ class TurnView:
                     raise
                 self._drain()
         except KeyboardInterrupt:
+            from .live import interrupted
+
             submitted.cancel_and_wait()
             self._drain()
-            raise
+            elapsed = time.perf_counter() - self.started
+            ended = f"turn interrupted after {elapsed:.1f} s: the session keeps its last complete step"
+            self._show(chat.notice_line(ended))
+            raise interrupted(f"agent turn interrupted after {elapsed:.1f} s") from None
         return outcome
 
     def _drain(self) -> None:
@@ -147,7 +157,12 @@ class TurnView:
                 event = self.events.get_nowait()
             except queue.Empty:
                 return
+            if event.get("type") == "request":
+                self._estimate = event.get("estimate")
+            elif event.get("type") == "assistant":
+                self._last_usage = event.get("usage") or {}
             if event.get("type") == "end":
-                self._show(chat.footer(event["outcome"], time.perf_counter() - self.started))
+                elapsed = time.perf_counter() - self.started
+                self._show(chat.footer(event["outcome"], elapsed, estimate=self._estimate, last_usage=self._last_usage))
             else:
                 self.draw(event)

@@ -30,9 +30,17 @@ class _View:
         return self.text()
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """`text` shortened to at most `limit` characters at a word boundary, with "…" when cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;:-—") + "…"
+
+
 def _first_sentence(text: str, limit: int = 90) -> str:
-    head = text.split(". ", 1)[0].rstrip(".")
-    return head if len(head) <= limit else head[: limit - 1] + "…"
+    return cut_at_word(text.split(". ", 1)[0].rstrip("."), limit)
 
 
 def magic_usage(tool: Tool) -> str:
@@ -41,6 +49,28 @@ def magic_usage(tool: Tool) -> str:
     if tool.body_arg or tool.parse_body:
         return f"%%{tool.magic_name}{main}"
     return f"%{tool.magic_name}{main}"
+
+
+@dataclass
+class ArgumentHelp(_View):
+    """A tool magic with missing or wrong arguments: the problem, the forms of the call, the parameters."""
+
+    problem: str
+    usage: list[str]
+    parameters: list[str]
+
+    def text(self) -> str:
+        lines = [self.problem, "usage:", *(f"  {u}" for u in self.usage), "parameters:"]
+        return "\n".join(lines + [f"  {p}" for p in self.parameters])
+
+    def html(self) -> str:
+        pre = f"font-family:{MONO};margin:2px 0 6px 0;white-space:pre-wrap"
+        body = (
+            f'<div style="color:{ERROR};margin-bottom:4px">{esc(self.problem)}</div>'
+            f'<div style="color:{FG_DIM}">usage</div><pre style="{pre}">{esc(chr(10).join(self.usage))}</pre>'
+            f'<div style="color:{FG_DIM}">parameters</div><pre style="{pre}">{esc(chr(10).join(self.parameters))}</pre>'
+        )
+        return frame("usage", body)
 
 
 @dataclass
@@ -84,11 +114,13 @@ class ToolTable(_View):
             else ("tool", "magic", "origin", "description")
         )
         head = "".join(f'<th style="{_CELL}">{h}</th>' for h in columns)
+        # names, magics and origins never wrap ("built-in" broke over two lines at 1400 px); descriptions do
+        keep = "white-space:nowrap"
         rows = "".join(
-            f'<tr><td style="{_CELL};font-weight:600">{esc(t.name)}</td>'
-            f'<td style="{_CELL};font-family:{MONO};color:{WARN if t.name in self.refused else "inherit"}">'
+            f'<tr><td style="{_CELL};font-weight:600;{keep}">{esc(t.name)}</td>'
+            f'<td style="{_CELL};{keep};font-family:{MONO};color:{WARN if t.name in self.refused else "inherit"}">'
             f"{esc(self._magic(t))}</td>"
-            f'<td style="{_CELL};color:{FG_DIM}">{esc(t.origin)}</td>'
+            f'<td style="{_CELL};{keep};color:{FG_DIM}">{esc(t.origin)}</td>'
             + (
                 f'<td style="{_CELL};text-align:right;font-family:{MONO}">{esc(self._cost(t))}</td>'
                 if self.costs
@@ -138,8 +170,14 @@ class DryRunView(_View):
             f'<div style="color:{WARN};font-family:{MONO}">⚠ {esc(line)}</div>'
             for line in self._lines(self.report.warnings)
         ]
-        colour = OK if self.report.ok else ERROR
-        items.append(f'<div style="color:{colour};margin-top:4px;font-weight:600">{esc(self._summary())}</div>')
+        if self.report.ok:  # one short verdict; the tool list in plain text after it
+            names = ", ".join(t.name for t in self.report.tools) or "none"
+            items.append(
+                f'<div style="margin-top:4px"><span style="color:{OK};font-weight:600">✓ valid</span>'
+                f' <span style="color:{FG_DIM}">· tools enabled: {esc(names)}</span></div>'
+            )
+        else:
+            items.append(f'<div style="color:{ERROR};margin-top:4px;font-weight:600">{esc(self._summary())}</div>')
         if self.report.ok:
             from .lintview import lint_html
 
@@ -175,8 +213,10 @@ class SessionCard(_View):
 
     def html(self) -> str:
         rows = "".join(
-            f'<tr><td style="color:{FG_DIM};padding:1px 10px 1px 0">{k}</td>'
-            f'<td style="font-family:{MONO}">{esc(v)}</td></tr>'
+            # left-aligned and top-aligned: JupyterLab right-aligns table cells, which set the longest value
+            # (the last message's time) apart from the rows above it
+            f'<tr><td style="color:{FG_DIM};padding:1px 10px 1px 0;text-align:left;vertical-align:top">{k}</td>'
+            f'<td style="font-family:{MONO};text-align:left;vertical-align:top">{esc(v)}</td></tr>'
             for k, v in self._rows()
         )
         return frame("session", f"<table><tbody>{rows}</tbody></table>", title="session")

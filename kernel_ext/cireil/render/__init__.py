@@ -44,6 +44,7 @@ class Action:
     args: dict[str, Any] = field(default_factory=dict)
     tooltip: str = ""
     style: str = ""  # "" | "primary" | "success" | "warning" | "danger"
+    below: bool = False  # the new result opens under this one, which stays (exec's "open stdout")
 
 
 View = Callable[["ToolResult"], tuple[str, str]]
@@ -78,6 +79,22 @@ def result_actions(result: ToolResult) -> list[Action]:
     module = _module(result.tool)
     offer = getattr(module, "actions", None) if module else None
     return offer(result) if offer else []
+
+
+def dismissed_bundle(result: ToolResult) -> dict[str, Any] | None:
+    """How the result looks once its offer was dismissed (a discarded edit preview); None: unchanged."""
+    module = _module(result.tool)
+    view = getattr(module, "dismissed", None) if module else None
+    if view is None:
+        return None
+    text, body = view(result)
+    return {"text/plain": text, "text/html": body, RESULT_MIME: result.data}
+
+
+def live_view(tool: str) -> Callable[..., dict[str, Any]] | None:
+    """The live panel of a tool that reports output while it runs (exec's `live_bundle`); None for the others."""
+    module = _module(tool)
+    return getattr(module, "live_bundle", None) if module else None
 
 
 def generic(result: ToolResult) -> tuple[str, str]:

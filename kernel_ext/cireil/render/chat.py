@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .html import BG_SOFT, BORDER, FG, FG_DIM, MONO, WARN, esc
+from .html import BG_SOFT, BORDER, FG, FG_DIM, INFO_ICON, MONO, WARN, esc
 
 _INLINE_IMAGE_LIMIT = 2 * 1024 * 1024  # bigger attachments are listed, not embedded into the notebook
 
@@ -130,19 +130,36 @@ def thinking_block(text: str) -> tuple[str, str]:
 
 def notice_line(text: str) -> tuple[str, str]:
     return (
-        f"ⓘ {text}",
-        f'<div class="cireil-notice" style="color:{WARN};font-size:90%;margin:4px 0">ⓘ {esc(text)}</div>',
+        f"note: {text}",
+        f'<div class="cireil-notice" style="color:{WARN};font-size:90%;margin:4px 0">{INFO_ICON} {esc(text)}</div>',
     )
 
 
-def footer(outcome: Any, seconds: float) -> tuple[str, str]:
+def footer(
+    outcome: Any, seconds: float, *, estimate: int | None = None, last_usage: dict | None = None
+) -> tuple[str, str]:
+    """How the turn ended, and its tokens: cireil's estimate of the last request (the number `%cireil
+    prompt` shows, computed the same way) beside the provider's own count of it, then the turn's total
+    as the provider counted it over all its model calls. Each number says which it is."""
     usage = outcome.usage or {}
-    bits = [f"{outcome.steps} model call{'s' if outcome.steps != 1 else ''}"]
-    for key, label in (("prompt_tokens", "prompt"), ("completion_tokens", "completion"), ("total_tokens", "total")):
-        if key in usage:
-            bits.append(f"{usage[key]:,} {label}")
-    if len(bits) > 1:
-        bits[1] = "tokens: " + bits[1]
+    last_usage = last_usage or {}
+    calls = f"{outcome.steps} model call{'s' if outcome.steps != 1 else ''}"
+    bits = [calls]
+    last = []
+    if estimate is not None:
+        last.append(f"~{estimate:,} tokens estimated (system prompt and messages)")
+    if "prompt_tokens" in last_usage:
+        last.append(f"{last_usage['prompt_tokens']:,} prompt tokens by the provider's count")
+    if last:
+        bits.append("last request: " + ", ".join(last))
+    if usage:
+        kinds = (("prompt_tokens", "prompt"), ("completion_tokens", "completion"))
+        parts = [f"{usage[k]:,} {label}" for k, label in kinds if k in usage]
+        total = f"{usage['total_tokens']:,} tokens" if "total_tokens" in usage else " + ".join(parts)
+        detail = f" ({' + '.join(parts)})" if "total_tokens" in usage and parts else ""
+        bits.append(f"turn total: {total}{detail} over {calls}, by the provider's count")
+    else:
+        bits.append("the provider reported no token counts")
     bits.append(f"{seconds:.1f} s")
     ended = {
         "respond": "turn ended with a final respond",

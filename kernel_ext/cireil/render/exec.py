@@ -10,7 +10,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from . import Action
-from .html import BG_SOFT, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from .html import BG_SOFT, ERROR, FG_DIM, INFO_ICON, MONO, OK, WARN, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -19,9 +19,23 @@ SHOWS_FAILURES = True  # a non-zero exit is a failure, but its output is what a 
 _STREAMS = ("stdout", "stderr")
 
 
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
+_DOUBLE_SAFE = frozenset('"$`\\!')
+
+
+def _word(word: str) -> str:
+    """A word as a person would type it: bare when it can be, in double quotes when it holds single quotes
+    (`print('started')` stays readable, not shlex's '"'"' dance), shlex quoting otherwise."""
+    if word and set(word) <= _PLAIN:
+        return word
+    if "'" in word and not set(word) & _DOUBLE_SAFE:
+        return f'"{word}"'
+    return shlex.quote(word)
+
+
 def _command_line(args: dict) -> str:
     words = [str(args.get("command", "")), *(str(a) for a in (args.get("args") or []))]
-    return "$ " + shlex.join(words)
+    return "$ " + " ".join(_word(w) for w in words)
 
 
 def _size(n: int) -> str:
@@ -76,7 +90,7 @@ def render(result: ToolResult) -> tuple[str, str]:
             " (content omitted, not recoverable)" if data.get("truncated") else ""
         )
         text.append(f"note: {note}")
-        body += f'<div style="color:{WARN};margin:2px 0">ⓘ {esc(note)}</div>'
+        body += f'<div style="color:{WARN};margin:2px 0">{INFO_ICON} {esc(note)}</div>'
     for name in _STREAMS:
         color = ERROR if name == "stderr" else "inherit"
         if f"{name}Path" in data:
@@ -110,26 +124,35 @@ def actions(result: ToolResult) -> list[Action]:
             tool="read",
             args={"path": result.data[f"{name}Path"]},
             tooltip=f"read {result.data[f'{name}Path']}",
+            below=True,  # a long file under the panel, in a fold; the exec result stays
         )
         for name in _STREAMS
         if isinstance(result.data.get(f"{name}Path"), str)
     ]
 
 
-def live_bundle(args: dict, tails: dict[str, str], sizes: dict[str, int], elapsed_s: float) -> dict[str, Any]:
-    """The view of a command still running: the last lines of each stream and the bytes so far."""
+def live_bundle(
+    args: dict, tails: dict[str, str], sizes: dict[str, int], elapsed_s: float, *, ended: str | None = None
+) -> dict[str, Any]:
+    """The view of a command still running: the last lines of each stream and the bytes so far.
+
+    With `ended` ("interrupted", "cancelled") the same panel says how it stopped, keeping the output seen.
+    """
     command = _command_line(args)
-    status = (
-        f"running · {elapsed_s:.1f} s · stdout {_size(sizes.get('stdout', 0))} · stderr {_size(sizes.get('stderr', 0))}"
-    )
+    state = f"running · {elapsed_s:.1f} s" if ended is None else f"{ended} after {elapsed_s:.1f} s"
+    status = f"{state} · stdout {_size(sizes.get('stdout', 0))} · stderr {_size(sizes.get('stderr', 0))}"
     text = [command, status]
     body = ""
     for name in _STREAMS:
         if tails.get(name):
             text += [f"{name} (last lines):", tails[name]]
             body += _label(f"{esc(name)} · last lines") + _pre(tails[name], ERROR if name == "stderr" else "inherit")
+    if ended is None and not any(tails.get(n) for n in _STREAMS):
+        text.append("(no output yet)")
+        body += _label("(no output yet)")
+    mark = f'<span style="color:{FG_DIM}">⏳</span>' if ended is None else f'<span style="color:{WARN}">⏹</span>'
     title = (
-        f'<span style="color:{FG_DIM}">⏳</span> <code style="font-family:{MONO}">{esc(command)}</code>'
+        f'{mark} <code style="font-family:{MONO}">{esc(command)}</code>'
         f' <span style="color:{FG_DIM};font-weight:normal">· {esc(status)}</span>'
     )
     return {"text/plain": "\n".join(text), "text/html": frame("exec", body, title=title)}

@@ -25,6 +25,9 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+FRAME_INSET_PX = 13  # border-left 3px + padding-left 10px: where a frame's text starts; widgets beside it align
+
+
 def frame(tool: str, body: str, *, title: str | None = None, failed: bool = False) -> str:
     border = ERROR if failed else BORDER
     head = ""
@@ -36,9 +39,19 @@ def frame(tool: str, body: str, *, title: str | None = None, failed: bool = Fals
     )
 
 
+# An "i" in a drawn circle, in the text's colour: the "ⓘ" character is an empty box in many fonts, and a
+# letter in a CSS circle needs no font, no image and no SVG.
+INFO_ICON = (
+    '<span aria-label="note" style="display:inline-block;box-sizing:border-box;width:1.2em;height:1.2em;'
+    "border:1.5px solid currentColor;border-radius:50%;text-align:center;line-height:1.05em;font-size:85%;"
+    'font-weight:700;font-style:normal;font-family:serif;vertical-align:0.05em">i</span>'
+)
+
+
 def notices_html(notices: list[str]) -> str:
     return "".join(
-        f'<div class="cireil-notice" style="color:{WARN};font-size:90%;margin:2px 0">ⓘ {esc(n)}</div>' for n in notices
+        f'<div class="cireil-notice" style="color:{WARN};font-size:90%;margin:2px 0">{INFO_ICON} {esc(n)}</div>'
+        for n in notices
     )
 
 

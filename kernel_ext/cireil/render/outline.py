@@ -65,7 +65,7 @@ def text(outline: dict) -> str:
     return "\n".join(lines)
 
 
-def _row(section: dict) -> str:
+def row_html(section: dict) -> str:
     badge = (
         f'<span style="font-family:{MONO};font-size:85%;background:{BG_SOFT};padding:0 4px;'
         f'border-radius:3px;margin-right:6px">{esc(section["type"])}</span>'
@@ -78,12 +78,12 @@ def _row(section: dict) -> str:
 
 def _node_html(node: Node) -> str:
     if not node.children:
-        return f'<div style="margin-left:1.2em;padding:1px 0">{_row(node.section)}</div>'
+        return f'<div style="margin-left:1.2em;padding:1px 0">{row_html(node.section)}</div>'
     children = "".join(_node_html(c) for c in node.children)
     opened = " open" if node.depth == 0 else ""
     return (
         f'<details{opened} style="margin-left:{0 if node.depth == 0 else 1.2}em">'
-        f'<summary style="cursor:pointer;padding:1px 0">{_row(node.section)}</summary>{children}</details>'
+        f'<summary style="cursor:pointer;padding:1px 0">{row_html(node.section)}</summary>{children}</details>'
     )
 
 

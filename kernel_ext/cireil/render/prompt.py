@@ -73,7 +73,9 @@ class PromptView:
     def text(self) -> str:
         r = self._request
         lines = [
-            f"next request: model {r.model}, session {r.session_id}, ~{self.prepared.estimate:,} tokens",
+            f"next request: model {r.model}, session {r.session_id}, ~{self.prepared.estimate:,} tokens"
+            " (cireil's estimate: system prompt and messages, ~3 characters a token; the turn footer shows the"
+            " provider's own count)",
             f"system prompt: {len(r.system):,} characters",
             f"messages: {len(r.messages)}",
         ]
@@ -88,7 +90,8 @@ class PromptView:
         head = (
             f'<div style="color:{FG_DIM};font-size:90%">model <b>{esc(r.model)}</b> · session '
             f'<span style="font-family:{MONO}">{esc(r.session_id)}</span> · ~{self.prepared.estimate:,} tokens '
-            f"(estimate as the runtime counts them)</div>"
+            "(cireil's estimate of the system prompt and messages, ~3 characters a token, as pruning counts them; "
+            "a turn's footer shows the same estimate beside the provider's own count)</div>"
         )
         parts = [_details(f"system prompt ({len(r.system):,} characters)", code_block(r.system))]
         rows = "".join(

@@ -157,7 +157,11 @@ def _unknown_message(name: str, known: Collection[str], mcp_servers: Collection[
         server = name[5:].split("__", 1)[0]
         if server not in mcp_servers:
             return f"unknown tool '{name}': there is no server '{server}' in config/mcp.toml"
-        return f"unknown tool '{name}': server '{server}' does not advertise it"
+        prefix = f"mcp__{server}__"  # compared without it: the shared prefix alone would look alike
+        offered = [k[len(prefix) :] for k in known if k.startswith(prefix)]
+        close = difflib.get_close_matches(name[len(prefix) :], offered, n=1, cutoff=0.6)
+        hint = f" (did you mean '{prefix}{close[0]}'?)" if close else ""
+        return f"unknown tool '{name}': server '{server}' does not advertise it{hint}"
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     return f"unknown tool '{name}'{hint}"
