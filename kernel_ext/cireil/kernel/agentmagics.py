@@ -111,6 +111,9 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
     if options.get("session"):
         agent.use_session(options["session"])
     show_background(agent)
+    reason = agent.store.read_only_reason(agent.session) if agent.store is not None else None
+    if reason is not None:  # before anything is stored or sent: the original runtime owns this session now
+        raise UsageError(reason)
     message = messages.user_message(text)
     _store_attachments(agent, agent.session.id, message, files)
     STAGED.pop(shell_key, None)  # sent with this message; the next one starts empty

@@ -247,12 +247,14 @@ def _open_store(layout: AgentLayout, snapshot: Snapshot) -> SessionStore | None:
     from .sessions.store import SessionStore
 
     try:
-        return SessionStore.for_agent(layout.directory)
+        store = SessionStore.for_agent(layout.directory)
     except Exception as exc:  # a read-only folder, a corrupt file: say so, keep the tools usable
         snapshot.warnings.append(
             ConfigIssue("sessions.db", None, f"cannot be opened, sessions are not kept: {exc}", severity="warning")
         )
         return None
+    snapshot.warnings += [ConfigIssue("sessions.db", None, line, severity="warning") for line in store.load_notes()]
+    return store
 
 
 def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:

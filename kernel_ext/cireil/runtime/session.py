@@ -46,6 +46,8 @@ class Session:
     model: str | None = None
     # (cursor, ...) positions the prune warning was already given at, so it is given once (§7.3)
     meta: dict[str, Any] = field(default_factory=dict)
+    # what sessions.db held when this session was read or last written (compare-before-write); the store's
+    store_state: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def forget_sections(self, sandbox_path: str) -> None:
         """After a successful write the file renders whole again if it is still open (reference §3)."""

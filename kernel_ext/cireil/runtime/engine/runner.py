@@ -153,6 +153,12 @@ class Engine:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
+            store = self.agent.store
+            reason = store.read_only_reason(session) if store is not None else None
+            if reason is not None:  # refused before the model is called or anything is stored (§6.3)
+                from ..sessions.store import SessionReadOnly
+
+                raise SessionReadOnly(reason)
             notices = self.agent.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
             if chosen.api_keys:  # an unset key variable fails here, before the message is committed
