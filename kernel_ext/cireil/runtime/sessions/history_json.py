@@ -235,6 +235,8 @@ def encode_message(mem: dict, channel: str, sink: ImageSink, refs: list[tuple[st
     stamp = iso_to_ms(mem.get("timestamp"))
     if stamp is not None:
         up["timestamp"] = stamp
+        if ms_to_iso(stamp) != mem["timestamp"]:
+            extras["timestamp"] = mem["timestamp"]  # the offset it was written with, for cireil's views
     elif "_ts" in mem:
         up["timestamp"] = mem["_ts"]
     up.update(mem.get("_up", {}))

@@ -39,8 +39,9 @@ from .sidestore import open_side
 
 SEARCHED_ROLES = ("user", "assistant")
 IMAGES_DIR = "images"
-# notebook and CLI sessions are stored as the original's named internal sessions (§5): internal:notebook:main
-ADAPTER_PREFIXES = ("notebook", "cli")
+# notebook and CLI sessions (any `<adapter>:<name>` id) are stored as the original's named internal
+# sessions (§5): notebook:main is the row internal:notebook:main, and reads back as notebook:main
+UPSTREAM_PREFIXES = ("discord", "matrix", "internal", "cron", "tui")
 CHANNELS = ("discord", "matrix", "internal", "tui")
 _ROW = "channel, meta, history, opened_files, last_activity, history_cursor, active_file_sections"
 _PRUNE_WARNED = "prune_warned_at"  # cireil's name for the original's meta.lastContextWarningCursor
@@ -81,7 +82,7 @@ def memory_id(row_id: str) -> str:
     if row_id.startswith("internal:"):
         name = row_id[len("internal:") :]
         prefix, sep, _ = name.partition(":")
-        if sep and prefix in ADAPTER_PREFIXES:
+        if sep and prefix not in UPSTREAM_PREFIXES:
             return name
     return row_id
 
