@@ -435,8 +435,8 @@ class SessionStore:
         if not self._has_summaries:
             return []
         out = []
-        for slug, name, start, end, preserve, summary, created in self._db.execute(
-            "SELECT slug, display_name, start_message_id, end_message_id, preserve, summary, created_at"
+        for slug, name, start, end, preserve, summary in self._db.execute(
+            "SELECT slug, display_name, start_message_id, end_message_id, preserve, summary"
             " FROM summaries WHERE session_id = ? ORDER BY id",
             (row_id,),
         ):
@@ -452,7 +452,6 @@ class SessionStore:
                     "endMessageId": end,
                     "preserve": kept if isinstance(kept, list) else [],
                     "summary": summary,
-                    "createdAt": created,
                 }
             )
         return out
@@ -652,8 +651,7 @@ class SessionStore:
                 if existing[slug][1] == values:
                     continue
                 db.execute("DELETE FROM summaries WHERE id = ?", (existing[slug][0],))
-            created = s.get("createdAt") if isinstance(s.get("createdAt"), int) else int(time.time())
-            s["createdAt"] = created
+            created = int(time.time())  # Unix seconds, as the original writes them (§4.8)
             db.execute(
                 "INSERT INTO summaries (session_id, slug, display_name, start_message_id, end_message_id, preserve,"
                 " summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
