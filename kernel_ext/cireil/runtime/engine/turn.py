@@ -196,6 +196,7 @@ class Turn:
                     self._commit()
                     self._timing(step_started, model_s, 0.0)
                     continue
+                msgs.unique_call_ids(reply.message, self.session.history)
                 self._add(reply.message)
                 self._count_usage(reply.usage)
                 self.emit({"type": "assistant", "step": step, "message": reply.message, "usage": reply.usage})

@@ -429,6 +429,8 @@ class SessionStore:
         )
         session.store_state = {"row_id": row_id, "base": tuple(row), "meta": meta, "texts": texts}
         session.store_state["committed"] = {id(m) for m in history}
+        # each element's text as stored: an unchanged message is written back byte for byte (key order too)
+        session.store_state["text_of"] = {id(m): t for m, t in zip(history, texts, strict=True)}
         return session
 
     def _summaries(self, row_id: str) -> list[dict]:
@@ -554,6 +556,8 @@ class SessionStore:
             session.store_state = state
         channel = channel_for(row_id)
         committed = state["committed"]
+        text_of: dict[int, str] = state.get("text_of", {})
+        new_text_of: dict[int, str] = {}
         # everything before the database transaction: JSON, image files (written before their rows)
         texts: list[str] = []
         extras: dict[int, tuple[str, dict]] = {}
@@ -567,6 +571,10 @@ class SessionStore:
             if up is None:
                 continue
             text = hj.dumps(up)
+            stored = text_of.get(id(message))
+            if stored is not None and stored != text and json.loads(stored) == up:
+                text = stored
+            new_text_of[id(message)] = text
             if extra:
                 extras[len(texts)] = (_sha1(text), extra)
             if isinstance(up.get("id"), str):
@@ -624,6 +632,7 @@ class SessionStore:
             state["meta"] = json.loads(meta_text)
             state["committed"] = {id(m) for m in session.history if id(m) in committed or not committed_only}
             old_texts, state["texts"] = state["texts"], texts
+            state["text_of"] = new_text_of
             self._after_write(session, row_id, new_row, texts, old_texts, extras, side_summaries, created_row)
 
     def _sync_summaries(self, db: sqlite3.Connection, row_id: str, summaries: list[dict]) -> None:

@@ -1,0 +1,396 @@
+"""An agent whose sessions.db the original CireilClaw runtime made: opened as it is, read, searched, continued.
+
+The fixture database is built by the test (upstream_db.py) with the original's migrations and
+bookkeeping rows and rows as the original writes them; every row cireil writes is checked against
+upstream-formats.md §4.5 and §7 by a checker that knows nothing of cireil's store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import cireil
+import upstream_db as up
+from cireil.runtime.messages import user_message
+from cireil.runtime.sessions import SessionStore
+from cireil.runtime.sessions.store import SessionConflict, SessionFormatError, SessionReadOnly, SessionStoreError
+from cireil.scripted_llm import ScriptedLLM, reply
+from turnkit import turn_agent
+
+
+@pytest.fixture
+def llm():
+    with ScriptedLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def agent_dir(tmp_path: Path, llm: ScriptedLLM) -> Path:
+    directory = turn_agent(tmp_path, llm.base_url)
+    up.create_original_db(directory / "sessions.db")
+    up.fill(directory / "sessions.db", directory)
+    return directory
+
+
+@pytest.fixture
+def agent(agent_dir: Path):
+    a = cireil.load(agent_dir)
+    yield a
+    a.close()
+
+
+def all_problems(agent_dir: Path) -> list[str]:
+    db = sqlite3.connect(agent_dir / "sessions.db")
+    try:
+        bad = set(up.BAD_ROWS)
+        ids = [r[0] for r in db.execute("SELECT id FROM sessions") if r[0] not in bad]
+        return [p for row_id in ids for p in up.check_row(db, agent_dir, row_id)]
+    finally:
+        db.close()
+
+
+def test_the_fixture_itself_passes_the_checker(agent_dir):
+    assert all_problems(agent_dir) == []
+
+
+def test_loading_and_every_reading_tool_change_nothing(agent_dir):
+    before = up.snapshot(agent_dir / "sessions.db")
+    agent = cireil.load(agent_dir)
+    try:
+        listed = agent.call("list-sessions", limit=30).data
+        ids = [s["id"] for s in listed["sessions"]]
+        assert set(ids) == {up.GUILD, up.DM, "tui", "internal:notes", *up.BAD_ROWS}
+        assert ids[:2] == [up.DM, up.GUILD]  # most recent activity first
+        by_id = {s["id"]: s for s in listed["sessions"]}
+        assert by_id[up.GUILD]["preview"] == "Your notes say: water the tomatoes every morning."
+        assert by_id[up.GUILD]["messageCount"] == 3
+        assert by_id["internal:object-history"]["preview"].startswith("[unreadable: ")
+
+        page = agent.call("read-session", id=up.GUILD, order="asc").data
+        texts = [m["content"] for m in page["messages"]]
+        assert texts[0].startswith("can you check what my garden notes say")
+        assert "[image]" in texts[0]
+        assert "[thinking: The notes live in /memories/garden.md" in texts[1]
+        assert next(m["id"] for m in page["messages"]) == "1499711982796907187"
+
+        dm = agent.call("read-session", id=up.DM, order="asc").data
+        assert dm["messages"][0]["content"] == "hej, är du där? 🌱"
+        assert "[redacted_thinking]" in dm["messages"][1]["content"]
+
+        found = agent.call("query-sessions", query="tomatoes", mode="raw").data
+        assert {m["sessionId"] for m in found["matches"]} == {up.GUILD}
+        assert agent.call("query-sessions", query="*där*").data["totalMatches"] == 1
+
+        broken = agent.call("read-session", id="internal:object-history")
+        assert broken.data["success"] is False
+        assert broken.data["error"] == (
+            "sessions.db: session internal:object-history: history is a JSON dict, not an array; it was left unchanged"
+        )
+        odd = agent.call("read-session", id="internal:odd-block").data["error"]
+        assert "unknown block type 'hologram' in a user message" in odd
+        mismatch = agent.call("read-session", id="discord:999").data["error"]
+        assert "id does not match its channel 'discord'" in mismatch and "'discord:111'" in mismatch
+
+        assert [j["id"] for j in agent.scheduler.pending()] == ["water-reminder"]
+        notes = [str(w) for w in agent.warnings if w.file == "sessions.db"]
+        assert len(notes) == 3 and all("\n" not in n for n in notes)
+        assert any("session discord:999:" in n for n in notes)
+    finally:
+        agent.close()
+    assert up.snapshot(agent_dir / "sessions.db") == before
+
+
+def test_image_refs_the_original_stored_are_loaded_with_their_bytes(agent):
+    session = agent.store.get(up.GUILD)
+    image = session.history[0]["content"][1]
+    assert image["type"] == "image" and image["mediaType"] == "image/webp" and image["ref"] == up.PHOTO_ID
+    import base64
+
+    assert base64.b64decode(image["data"]) == up.PHOTO
+    assert session.summaries[0]["slug"] == "tomato-care"
+
+
+def test_a_session_written_back_unchanged_keeps_its_row_byte_for_byte(agent_dir):
+    before = up.snapshot(agent_dir / "sessions.db")
+    store = SessionStore.for_agent(agent_dir)
+    try:
+        for session_id in (up.GUILD, up.DM, "tui", "internal:notes"):
+            session = store.get(session_id)
+            store.save_state(session)
+            session.opened_files.append("/workspace/x.md")
+            store.save_state(session)
+            session.opened_files.clear()
+            store.save_state(session)
+    finally:
+        store.close()
+    after = up.snapshot(agent_dir / "sessions.db")
+    assert after == before
+
+
+def test_a_notebook_turn_appends_a_session_the_original_accepts(agent, agent_dir, llm):
+    llm.script(
+        reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+        reply.tool_calls(("respond", {"content": "You need milk. ✓"})),
+    )
+    before = up.snapshot(agent_dir / "sessions.db")
+    outcome = agent.turn("what do I need? ünïcode")
+    assert outcome.ended == "respond"
+    after = up.snapshot(agent_dir / "sessions.db")
+    changed = [r for r in after["sessions"] if r not in before["sessions"]]
+    assert [r[0] for r in changed] == ["internal:notebook:main"]  # nothing else moved
+    assert after["schema"] == before["schema"] and after["__drizzle_migrations"] == before["__drizzle_migrations"]
+    assert all_problems(agent_dir) == []
+    db = sqlite3.connect(agent_dir / "sessions.db")
+    (history_text,) = db.execute("SELECT history FROM sessions WHERE id = 'internal:notebook:main'").fetchone()
+    db.close()
+    history = json.loads(history_text)
+    assert [m["role"] for m in history] == ["user", "assistant", "toolResponse", "assistant", "toolResponse"]
+    assert history[0]["content"] == {"content": "what do I need? ünïcode", "type": "text"}
+    assert "ünïcode" in history_text  # not \u-escaped: the original's LIKE prefilter sees it
+    found = agent.call("query-sessions", query="ünïcode", mode="raw").data
+    assert [m["sessionId"] for m in found["matches"]] == ["notebook:main"]
+
+
+def test_continuing_the_originals_tui_session_keeps_what_was_there(agent, agent_dir, llm):
+    llm.script(reply.tool_calls(("respond", {"content": "Still nothing due."})))
+    agent.turn("anything now?", session="tui")
+    db = sqlite3.connect(agent_dir / "sessions.db")
+    (history_text,) = db.execute("SELECT history FROM sessions WHERE id = 'tui'").fetchone()
+    db.close()
+    history = json.loads(history_text)
+    assert history[: len(up.TUI_HISTORY)] == up.TUI_HISTORY
+    assert len(history) == len(up.TUI_HISTORY) + 3
+    assert all_problems(agent_dir) == []
+
+
+def test_images_a_turn_stores_are_blake3_files_with_rows(agent, agent_dir):
+    store = agent.store
+    session = store.open_session("notebook:pics")
+    import base64
+
+    png = b"\x89PNG\r\n\x1a\nnot really"
+    message = user_message(
+        "look", parts=[{"type": "image", "mediaType": "image/png", "data": base64.b64encode(png).decode()}]
+    )
+    session.history.append(message)
+    store.commit(session, [message])
+    import blake3
+
+    ref = blake3.blake3(png).hexdigest()
+    assert (agent_dir / "images" / f"{ref}.png").read_bytes() == png
+    assert all_problems(agent_dir) == []
+    assert store.get("notebook:pics").history[0]["content"][1]["ref"] == ref
+
+
+# -- concurrency -------------------------------------------------------------------------------------
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sqlite3, sys, time
+    db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+    db.execute("SELECT count(*) FROM sessions").fetchone()
+    print("ready", flush=True)
+    if len(sys.argv) > 2:  # hold the write lock a moment, then write a row of its own
+        sys.stdin.readline()
+        db.execute("BEGIN IMMEDIATE")
+        print("locked", flush=True)
+        time.sleep(1.0)
+        db.execute(
+            "INSERT INTO sessions (id, channel, meta, history, opened_files) VALUES ('internal:theirs', 'internal',"
+            " '{}', '[]', '[]')"
+        )
+        db.execute("COMMIT")
+        print("written", flush=True)
+    sys.stdin.readline()
+    """
+)
+
+
+def start_holder(db_path: Path, *args: str) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db_path), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_while_another_process_has_it_open_the_originals_sessions_are_read_only(agent_dir, llm):
+    holder = start_holder(agent_dir / "sessions.db")
+    try:
+        agent = cireil.load(agent_dir)
+        try:
+            notes = [str(w) for w in agent.warnings if "another process" in str(w)]
+            assert len(notes) == 1 and f"pid {holder.pid}" in notes[0]
+            before = up.snapshot(agent_dir / "sessions.db")
+            with pytest.raises(SessionReadOnly, match=r"session tui belongs to the original runtime"):
+                agent.turn("hello", session="tui")
+            guild = agent.store.get(up.GUILD)
+            guild.opened_files.append("/workspace/a")
+            with pytest.raises(SessionReadOnly):
+                agent.store.save_state(guild)
+            assert up.snapshot(agent_dir / "sessions.db") == before
+            assert llm.requests == []  # refused before the model was called
+            llm.script(reply.tool_calls(("respond", {"content": "ok"})))
+            agent.turn("a notebook session is cireil's own")  # internal:notebook:main, new: writable
+            assert agent.store.exists("notebook:main")
+        finally:
+            agent.close()
+    finally:
+        holder.communicate("\n", timeout=10)
+
+
+def test_a_second_process_writing_at_the_same_time_waits_its_turn(agent_dir):
+    holder = start_holder(agent_dir / "sessions.db", "write")
+    store = SessionStore.for_agent(agent_dir)
+    try:
+        session = store.open_session("notebook:main")
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "locked"
+        message = user_message("written while the other process held the lock")
+        session.history.append(message)
+        store.commit(session, [message])  # waits on the busy timeout, then commits
+        assert holder.stdout.readline().strip() == "written"
+        assert store.exists("internal:theirs") and store.get("notebook:main").history == [message]
+    finally:
+        store.close()
+        holder.communicate("\n", timeout=10)
+    assert all_problems(agent_dir) == []
+
+
+def test_a_row_changed_between_read_and_write_is_never_overwritten(agent_dir):
+    store = SessionStore.for_agent(agent_dir)
+    try:
+        session = store.get("internal:notes")
+        raw = sqlite3.connect(agent_dir / "sessions.db", isolation_level=None)
+        changed = up.dumps(
+            [
+                *up.NOTES_HISTORY,
+                {"content": {"content": "by the original", "type": "text"}, "role": "user", "timestamp": 1},
+            ]
+        )
+        raw.execute("UPDATE sessions SET history = ? WHERE id = 'internal:notes'", (changed,))
+        raw.close()
+        message = user_message("from the notebook")
+        session.history.append(message)
+        with pytest.raises(SessionConflict) as caught:
+            store.commit(session, [message])
+        assert str(caught.value).startswith("session internal:notes changed in sessions.db since cireil read it")
+        db = sqlite3.connect(agent_dir / "sessions.db")
+        assert db.execute("SELECT history FROM sessions WHERE id = 'internal:notes'").fetchone()[0] == changed
+        db.close()
+        assert store.get("internal:notes").history[-1]["content"][0]["text"] == "by the original"
+        assert store.query("by the original", mode="raw")[1] == 1  # the index noticed the other writer
+    finally:
+        store.close()
+
+
+STEPPER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from cireil.runtime.messages import assistant_message, tool_response, user_message
+    from cireil.runtime.sessions import SessionStore
+    store = SessionStore.for_agent(Path(sys.argv[1]))
+    session = store.open_session("notebook:steps")
+    print("ready", flush=True)
+    n = len(session.history)
+    while True:
+        n += 1
+        ask = user_message("step %d " % n + "x" * 2000)
+        call = {"type": "toolCall", "id": "call_%06d" % n, "name": "read", "input": {"path": "/w"}}
+        said = assistant_message([call])
+        answer = tool_response("call_%06d" % n, "read", {"content": "y" * 5000})
+        batch = [ask, said, answer]
+        session.history += batch
+        store.commit(session, batch)
+    """
+)
+
+
+def test_kill_9_in_the_middle_of_steps_leaves_the_last_complete_step(agent_dir):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for round_ in range(3):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", STEPPER, str(agent_dir)], stdout=subprocess.PIPE, text=True, env=env
+        )
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.4 + 0.2 * round_)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        db = sqlite3.connect(agent_dir / "sessions.db")
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        (history_text,) = db.execute("SELECT history FROM sessions WHERE id = 'internal:notebook:steps'").fetchone()
+        db.close()
+        history = json.loads(history_text)
+        assert history and len(history) % 3 == 0  # whole steps only
+        assert [m["role"] for m in history[-3:]] == ["user", "assistant", "toolResponse"]
+        assert all_problems(agent_dir) == []
+    store = SessionStore.for_agent(agent_dir)  # the side index catches up with what the killed process wrote
+    try:
+        assert store.query("step", mode="raw")[1] == len(history) // 3
+    finally:
+        store.close()
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+
+
+def test_a_corrupt_sessions_db_is_one_line_and_the_agent_still_loads(agent_dir):
+    (agent_dir / "sessions.db").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(str(agent_dir / "sessions.db") + suffix).unlink(missing_ok=True)
+    agent = cireil.load(agent_dir)
+    try:
+        assert agent.store is None
+        (note,) = [str(w) for w in agent.warnings if w.file == "sessions.db"]
+        assert "\n" not in note and "sessions.db" in note and "not a database" in note
+        assert agent.call("read", path="/workspace/notes.md").data["success"] is True
+    finally:
+        agent.close()
+    assert (agent_dir / "sessions.db").read_bytes() == b"this is not a database" * 100
+
+
+def test_a_locked_sessions_db_is_one_line(agent_dir):
+    raw = sqlite3.connect(agent_dir / "sessions.db", isolation_level=None)
+    raw.execute("PRAGMA locking_mode = EXCLUSIVE")
+    raw.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(SessionStoreError) as caught:
+            SessionStore.for_agent(agent_dir)
+        assert "\n" not in str(caught.value) and "locked" in str(caught.value)
+    finally:
+        raw.execute("ROLLBACK")
+        raw.close()
+
+
+def test_unreadable_rows_raise_one_line_naming_the_session(agent_dir):
+    store = SessionStore.for_agent(agent_dir)
+    try:
+        with pytest.raises(SessionFormatError, match=r"^sessions.db: session internal:odd-block: message 0: unknown"):
+            store.get("internal:odd-block")
+        assert store.get(up.GUILD) is not None  # the rest still loads
+    finally:
+        store.close()
+
+
+def test_an_earlier_cireil_database_is_refused_with_how_to(tmp_path):
+    db = sqlite3.connect(tmp_path / "sessions.db")
+    db.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, platform TEXT NOT NULL);"
+        "CREATE TABLE messages (rowid INTEGER PRIMARY KEY, session_id TEXT, body TEXT);"
+    )
+    db.close()
+    with pytest.raises(SessionStoreError, match="private format of an earlier cireil"):
+        SessionStore.for_agent(tmp_path)
