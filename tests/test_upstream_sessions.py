@@ -385,12 +385,41 @@ def test_unreadable_rows_raise_one_line_naming_the_session(agent_dir):
         store.close()
 
 
-def test_an_earlier_cireil_database_is_refused_with_how_to(tmp_path):
-    db = sqlite3.connect(tmp_path / "sessions.db")
-    db.executescript(
-        "CREATE TABLE sessions (id TEXT PRIMARY KEY, platform TEXT NOT NULL);"
-        "CREATE TABLE messages (rowid INTEGER PRIMARY KEY, session_id TEXT, body TEXT);"
+def test_an_earlier_cireil_database_is_converted_once_with_a_backup_first(tmp_path):
+    path = tmp_path / "sessions.db"
+    up.create_old_cireil_db(path)
+    old_rows = (
+        sqlite3.connect(path)
+        .execute("SELECT body FROM messages WHERE session_id = 'notebook:main' ORDER BY seq")
+        .fetchall()
     )
-    db.close()
-    with pytest.raises(SessionStoreError, match="private format of an earlier cireil"):
-        SessionStore.for_agent(tmp_path)
+    store = SessionStore.for_agent(tmp_path)
+    try:
+        assert store.load_notes()[0] == (
+            "converted from an earlier cireil's private format to the original runtime's; "
+            "the old file is kept as sessions.cireil-old.db"
+        )
+        session = store.get("notebook:main")
+        old = [json.loads(b) for (b,) in old_rows]
+        assert [m["id"] for m in session.history] == [m["id"] for m in old]
+        assert session.history[1]["usage"] == {"prompt_tokens": 10}  # cireil's extras kept beside
+        assert session.history[0]["timestamp"] == "2026-03-01T10:00:00+01:00"
+        first, second = session.history[1]["content"][0]["id"], session.history[4]["content"][0]["id"]
+        assert first == "call_scripted_0" and second != first  # the repeated call id made unique, pairs kept
+        assert session.history[5]["toolCallId"] == second
+        assert session.opened_files == ["/workspace/a.md"]
+        assert store.get("cron:demo:job") is None  # isolated runs are never stored (§5)
+        assert next(m for m, _ in store.attachments("notebook:main", "mu0"))["filename"] == "notes.txt"
+        assert [j["id"] for j in store.jobs()] == ["tea"]
+        assert store.query("question", mode="raw")[1] == 2
+    finally:
+        store.close()
+    backup = sqlite3.connect(tmp_path / "sessions.cireil-old.db")
+    assert backup.execute("SELECT count(*) FROM messages").fetchone()[0] == 9  # the whole old file, WAL included
+    backup.close()
+    assert all_problems(tmp_path) == []
+    again = SessionStore.for_agent(tmp_path)  # once: the converted file is the original's and stays so
+    try:
+        assert again.load_notes() == []
+    finally:
+        again.close()

@@ -425,3 +425,134 @@ def check_row(db: sqlite3.Connection, agent_dir: Path, row_id: str) -> list[str]
         if not isinstance(created, int) or created > 10**11:
             problems.append(f"summary created_at {created!r} is not Unix seconds")
     return problems
+
+
+# cireil's own sessions.db schema before it kept the original's (user_version 1)
+OLD_CIREIL_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    platform TEXT NOT NULL,
+    created TEXT,
+    last_activity TEXT,
+    last_activity_ts REAL,
+    cursor INTEGER NOT NULL DEFAULT 0,
+    opened_files TEXT NOT NULL DEFAULT '[]',
+    active_sections TEXT NOT NULL DEFAULT '{}',
+    summaries TEXT NOT NULL DEFAULT '[]',
+    provider TEXT,
+    model TEXT,
+    meta TEXT NOT NULL DEFAULT '{}',
+    message_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS messages (
+    rowid INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (session_id, seq),
+    UNIQUE (session_id, message_id)
+);
+-- What query-sessions reads, apart from the big message bodies: a scan or an index probe stays in
+-- a few small pages. One row per user/assistant message with text; rowid = the message's rowid.
+CREATE TABLE IF NOT EXISTS search (
+    rowid INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    timestamp TEXT,
+    ts REAL NOT NULL,
+    text TEXT NOT NULL
+);
+-- Trigrams of fold(text), without positions (detail=none): a prefilter only, every literal becomes
+-- an AND of its trigrams and the real matcher checks each candidate.
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+    folded, content='', detail=none, tokenize='trigram case_sensitive 1'
+);
+CREATE TABLE IF NOT EXISTS attachments (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    message_id TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attachments_by_message ON attachments (session_id, message_id);
+CREATE TABLE IF NOT EXISTS cron_jobs (
+    job_id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    config TEXT NOT NULL,
+    next_run TEXT,
+    status TEXT NOT NULL
+);
+"""
+
+
+def create_old_cireil_db(path: Path) -> None:
+    """A sessions.db as cireil wrote it before it kept the original's format: a notebook session whose two
+    steps reuse a backend's per-reply call id, a scheduled run, an attachment and a pending job."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.executescript(f"BEGIN;{OLD_CIREIL_SCHEMA}PRAGMA user_version = 1;COMMIT;")
+    db.execute("PRAGMA journal_mode = WAL")
+    history = []
+    for n in range(2):
+        history += [
+            {
+                "id": f"mu{n}",
+                "role": "user",
+                "timestamp": f"2026-03-0{n + 1}T10:00:00+01:00",
+                "content": [{"type": "text", "text": f"question {n} ✓"}],
+            },
+            {
+                "id": f"ma{n}",
+                "role": "assistant",
+                "timestamp": f"2026-03-0{n + 1}T10:00:05+01:00",
+                "content": [
+                    {
+                        "type": "toolCall",
+                        "id": "call_scripted_0",
+                        "name": "respond",
+                        "input": {"content": f"answer {n}"},
+                    }
+                ],
+                "usage": {"prompt_tokens": 10},
+            },
+            {
+                "id": f"mt{n}",
+                "role": "toolResponse",
+                "timestamp": f"2026-03-0{n + 1}T10:00:06+01:00",
+                "toolCallId": "call_scripted_0",
+                "name": "respond",
+                "output": {"final": True, "sent": True},
+            },
+        ]
+    sessions = {"notebook:main": history, "cron:demo:job": history[:3]}
+    for sid, msgs in sessions.items():
+        db.execute(
+            "INSERT INTO sessions (id, platform, created, last_activity, cursor, opened_files, meta, message_count)"
+            " VALUES (?, ?, '2026-03-01T09:00:00+01:00', ?, 0, '[\"/workspace/a.md\"]', '{}', ?)",
+            (sid, "remote" if sid.startswith("notebook") else "internal", msgs[-3]["timestamp"], len(msgs)),
+        )
+        for seq, m in enumerate(msgs):
+            db.execute(
+                "INSERT INTO messages (session_id, seq, message_id, role, body) VALUES (?, ?, ?, ?, ?)",
+                (sid, seq, m["id"], m["role"], json.dumps(m)),
+            )
+    db.execute(
+        "INSERT INTO attachments VALUES ('a1', 'notebook:main', 'mu0', 'notes.txt', 'text/plain', 2, ?)", (b"hi",)
+    )
+    job = {
+        "delivery": "announce",
+        "enabled": True,
+        "execution": "isolated",
+        "id": "tea",
+        "prompt": "tea?",
+        "schedule": {"at": "2099-01-01T00:00:00+00:00"},
+        "target": "notebook:main",
+    }
+    db.execute(
+        "INSERT INTO cron_jobs VALUES ('tea', 'one-shot', ?, '2099-01-01T00:00:00+00:00', 'pending')",
+        (json.dumps(job),),
+    )
+    db.close()

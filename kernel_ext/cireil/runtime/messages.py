@@ -78,11 +78,16 @@ def unique_call_ids(message: dict, history: Iterable[dict]) -> None:
     for part in calls:
         call_id = part.get("id")
         if not isinstance(call_id, str) or not CALL_ID.match(call_id) or call_id in taken:
-            part["id"] = "call_" + "".join(secrets.choice(_ALNUM) for _ in range(24))
+            part["id"] = new_call_id()
         taken.add(part["id"])
 
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def new_call_id() -> str:
+    """`call_` + 24 alphanumerics: the form the original's providers use and Anthropic accepts."""
+    return "call_" + "".join(secrets.choice(_ALNUM) for _ in range(24))
 
 
 def tool_calls(message: dict) -> list[dict]:

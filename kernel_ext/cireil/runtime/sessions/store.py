@@ -250,6 +250,7 @@ class SessionStore:
         self._matcher: Any = None  # the query being run, for the SQL function below
         self._holders: tuple[float, list[int]] = (0.0, [])
         self._data_version: int | None = None
+        self.notes: list[str] = []  # what happened on opening, for load_notes
         self._db = self._open_upstream()
         try:
             self.current = us.is_current(self._db)
@@ -285,10 +286,20 @@ class SessionStore:
             raise SessionStoreError(f"{path}: cannot be opened: {exc}") from None
         if us.is_old_cireil(found, us.columns(db, "sessions") if "sessions" in found else []):
             db.close()
-            raise SessionStoreError(
-                f"{path} is in the private format of an earlier cireil, which the original runtime cannot read; "
-                f"run `cireil migrate-sessions {path.parent}` to convert it (a backup is kept)"
+            from .oldcireil import convert
+
+            try:
+                backup = convert(path, type(self))
+            except Exception as exc:
+                raise SessionStoreError(
+                    f"{path} is in the private format of an earlier cireil and could not be converted to the "
+                    f"original runtime's ({exc}); move it aside to start a new one"
+                ) from None
+            self.notes.append(
+                f"converted from an earlier cireil's private format to the original runtime's; "
+                f"the old file is kept as {backup.name}"
             )
+            return self._open_upstream()
         problem = us.schema_problem(db)
         if problem is not None:
             db.close()
@@ -1011,7 +1022,7 @@ class SessionStore:
 
     def load_notes(self) -> list[str]:
         """What loading the agent says about its sessions, one line each (read-only, unreadable sessions)."""
-        notes = []
+        notes = list(self.notes)
         pids = self.holders()
         if pids:
             notes.append(
