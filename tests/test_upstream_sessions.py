@@ -423,3 +423,24 @@ def test_an_earlier_cireil_database_is_converted_once_with_a_backup_first(tmp_pa
         assert again.load_notes() == []
     finally:
         again.close()
+
+
+def test_in_a_kernel_load_says_read_only_in_one_line_and_a_turn_there_is_refused(agent_dir, llm):
+    from kernelharness import Kernel
+
+    holder = start_holder(agent_dir / "sessions.db")
+    kernel = Kernel(cwd=agent_dir.parent)
+    try:
+        run = kernel.run(f"%load_ext cireil\n%cireil load {agent_dir}")
+        lines = [line for line in run.stderr.splitlines() if "another process" in line]
+        assert len(lines) == 1 and f"pid {holder.pid}" in lines[0] and lines[0].startswith("sessions.db: warning:")
+        refused = kernel.run("%%cireil_agent --session tui\nhello", ok=False).text()
+        assert "UsageError: session tui belongs to the original runtime" in refused and "Traceback" not in refused
+        bad = kernel.run("%cireil session internal:odd-block", ok=False).text()
+        assert "UsageError: sessions.db: session internal:odd-block: message 0: unknown block type" in bad
+        shown = kernel.run(f"%cireil_read_session {up.GUILD}")
+        assert "can you check what my garden notes say" in shown.text()
+        assert llm.requests == []
+    finally:
+        kernel.shutdown()
+        holder.communicate("\n", timeout=10)

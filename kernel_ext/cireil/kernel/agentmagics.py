@@ -109,7 +109,12 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
     if not text and not files:
         raise UsageError(f"write the message to the agent in the cell body; usage: {AGENT_USAGE}")
     if options.get("session"):
-        agent.use_session(options["session"])
+        from ..runtime.sessions.store import SessionError
+
+        try:
+            agent.use_session(options["session"])
+        except SessionError as exc:
+            raise UsageError(str(exc)) from None
     show_background(agent)
     reason = agent.store.read_only_reason(agent.session) if agent.store is not None else None
     if reason is not None:  # before anything is stored or sent: the original runtime owns this session now

@@ -196,7 +196,12 @@ class CireilMagics:
             raise UsageError("usage: %cireil session [NAME]")
         agent = self.require_agent()
         if args:
-            agent.use_session(args[0])
+            from ..runtime.sessions.store import SessionError
+
+            try:
+                agent.use_session(args[0])
+            except SessionError as exc:  # a row of sessions.db cireil cannot read: one line, nothing changed
+                raise UsageError(str(exc)) from None
         display(SessionCard(agent.slug, agent.session))
 
     def sessions(self, args: list[str]) -> None:

@@ -164,6 +164,11 @@ def _iso_activity(value: Any) -> str | None:
     return us.iso_ms(datetime.fromtimestamp(epoch, UTC))
 
 
+def _summaries_sig(summaries: list[dict]) -> str:
+    keys = ("slug", "displayName", "startMessageId", "endMessageId", "preserve", "summary")
+    return json.dumps(sorted(([s.get(k) for k in keys] for s in summaries), key=str))
+
+
 def _sha1(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
@@ -440,6 +445,7 @@ class SessionStore:
         )
         session.store_state = {"row_id": row_id, "base": tuple(row), "meta": meta, "texts": texts}
         session.store_state["committed"] = {id(m) for m in history}
+        session.store_state["summaries_sig"] = _summaries_sig(summaries)
         # each element's text as stored: an unchanged message is written back byte for byte (key order too)
         session.store_state["text_of"] = {id(m): t for m, t in zip(history, texts, strict=True)}
         return session
@@ -558,9 +564,6 @@ class SessionStore:
         row_id = stored_id(session.id)
         if row_id is None:
             return  # isolated cron runs are never saved (§5)
-        reason = self.read_only_reason(session)
-        if reason is not None:
-            raise SessionReadOnly(reason)
         state = getattr(session, "store_state", None)
         if state is None:
             state = {"row_id": row_id, "base": None, "meta": meta_for_new(row_id), "texts": [], "committed": set()}
@@ -610,6 +613,16 @@ class SessionStore:
         for summary in session.summaries:
             named = [summary.get("startMessageId"), summary.get("endMessageId"), *summary.get("preserve", [])]
             (upstream_summaries if all(n in written_ids for n in named) else side_summaries).append(summary)
+        summaries_sig = _summaries_sig(upstream_summaries)
+        unchanged = base is not None and tuple(base) == new_row and state.get("summaries_sig") == summaries_sig
+        if unchanged:  # sessions.db already holds exactly this: only cireil's side file may have news
+            with self._lock:
+                self._after_write(session, row_id, new_row, texts, state["texts"], extras, side_summaries, False)
+                state["text_of"] = new_text_of
+            return
+        reason = self.read_only_reason(session)
+        if reason is not None:
+            raise SessionReadOnly(reason)
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
@@ -644,6 +657,7 @@ class SessionStore:
             state["committed"] = {id(m) for m in session.history if id(m) in committed or not committed_only}
             old_texts, state["texts"] = state["texts"], texts
             state["text_of"] = new_text_of
+            state["summaries_sig"] = summaries_sig
             self._after_write(session, row_id, new_row, texts, old_texts, extras, side_summaries, created_row)
 
     def _sync_summaries(self, db: sqlite3.Connection, row_id: str, summaries: list[dict]) -> None:
