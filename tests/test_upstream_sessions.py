@@ -120,6 +120,19 @@ def test_image_refs_the_original_stored_are_loaded_with_their_bytes(agent):
     assert session.summaries[0]["slug"] == "tomato-care"
 
 
+def test_images_the_original_stored_show_inline_in_read_session_and_the_turn_view(agent):
+    import base64
+
+    from cireil.render import chat
+
+    result = agent.call("read-session", id=up.GUILD, order="asc")
+    html = result._repr_mimebundle_()["text/html"]
+    photo = base64.b64encode(up.PHOTO).decode()
+    assert f'src="data:image/webp;base64,{photo}"' in html
+    first = agent.store.get(up.GUILD).history[0]
+    assert f"base64,{photo}" in chat.user_bubble(first)[1]
+
+
 def test_a_session_written_back_unchanged_keeps_its_row_byte_for_byte(agent_dir):
     before = up.snapshot(agent_dir / "sessions.db")
     store = SessionStore.for_agent(agent_dir)
