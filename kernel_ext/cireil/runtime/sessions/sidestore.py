@@ -5,8 +5,8 @@ never uses; never a directory under agents/, never a table or column in sessions
   - the query-sessions index (search rows + trigram FTS5) and list-sessions' per-session figures,
     derived from sessions.db and rebuilt from it when missing or stale (a per-session fingerprint);
   - per-message extras (reactions, usage, notice/media flags, ids a Discord history cannot hold),
-    tied to a message position and the exact JSON of that message, so an edit by the original
-    simply drops them instead of attaching them to the wrong message;
+    tied to a message position and that message's role, time and ids, so when the original rewrites
+    the history they are dropped instead of attached to the wrong message;
   - per-session extras (when cireil created it, cireil's own meta, summaries the original cannot hold);
   - notebook attachments that are not images (the original keeps only Discord URLs for those).
 It is general by design: later recorders (turns, saved calls) add their own tables here.
@@ -53,7 +53,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
 CREATE TABLE IF NOT EXISTS message_extras (
     session_id TEXT NOT NULL,         -- sessions.db row id
     pos INTEGER NOT NULL,             -- index in the stored history array
-    fingerprint TEXT NOT NULL,        -- sha1 of that element's JSON when written
+    fingerprint TEXT NOT NULL,        -- role|timestamp|id|call id of that element when written
     extras TEXT NOT NULL,
     PRIMARY KEY (session_id, pos)
 );

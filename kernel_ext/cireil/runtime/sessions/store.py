@@ -15,7 +15,6 @@ The runtime loop thread and the kernel's main thread share the connections behin
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
 import os
@@ -169,8 +168,12 @@ def _summaries_sig(summaries: list[dict]) -> str:
     return json.dumps(sorted(([s.get(k) for k in keys] for s in summaries), key=str))
 
 
-def _sha1(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+def _signature(element: dict) -> str:
+    """What ties cireil's extras to one stored message: its role, time and id (cheap; an edit of the text by
+    the original keeps them, a different message at that position does not)."""
+    content = element.get("content")
+    call = content.get("id") if isinstance(content, dict) and content.get("type") == "toolResponse" else ""
+    return f"{element.get('role')}|{element.get('timestamp')}|{element.get('id', '')}|{call}"
 
 
 def to_epoch(value: Any) -> float | None:
@@ -370,8 +373,8 @@ class SessionStore:
         except OSError:
             return None
 
-    def _decode(self, row_id: str, row: tuple, *, images: bool = True) -> tuple[list[dict], list[str], dict]:
-        """(memory history, JSON text of each stored element, meta); SessionFormatError naming the problem."""
+    def _decode(self, row_id: str, row: tuple, *, images: bool = True) -> tuple[list[dict], list, dict]:
+        """(memory history, the stored elements as parsed, meta); SessionFormatError naming the problem."""
         channel, meta_text, history_text, opened_text = row[0], row[1], row[2], row[3]
         try:
             meta = json.loads(meta_text)
@@ -394,7 +397,7 @@ class SessionStore:
                 problem = str(exc)
         if problem is not None:
             raise SessionFormatError(f"sessions.db: session {memory_id(row_id)}: {problem}; it was left unchanged")
-        return history, [hj.dumps(e) for e in elements], meta
+        return history, elements, meta
 
     def get(self, session_id: str) -> Session | None:
         """The stored session, or None; SessionFormatError (one line) when its row cannot be read."""
@@ -405,7 +408,7 @@ class SessionStore:
             row = self._raw_row(self._db, row_id)
             if row is None:
                 return None
-            history, texts, meta = self._decode(row_id, row)
+            history, elements, meta = self._decode(row_id, row)
             extras = {
                 pos: (fp, json.loads(ex))
                 for pos, fp, ex in self.side.execute(
@@ -417,7 +420,7 @@ class SessionStore:
             ).fetchone()
             summaries = self._summaries(row_id)
         for pos, (fp, extra) in extras.items():
-            if pos < len(texts) and _sha1(texts[pos]) == fp:
+            if pos < len(elements) and _signature(elements[pos]) == fp:
                 history[pos].update(extra)  # an extra "id" replaces the positional one; _noid keeps it unwritten
         try:
             sections = json.loads(row[6])
@@ -443,11 +446,11 @@ class SessionStore:
             model=meta.get("selectedModel"),
             meta=cireil_meta,
         )
-        session.store_state = {"row_id": row_id, "base": tuple(row), "meta": meta, "texts": texts}
+        session.store_state = {"row_id": row_id, "base": tuple(row), "meta": meta, "count": len(elements)}
         session.store_state["committed"] = {id(m) for m in history}
         session.store_state["summaries_sig"] = _summaries_sig(summaries)
-        # each element's text as stored: an unchanged message is written back byte for byte (key order too)
-        session.store_state["text_of"] = {id(m): t for m, t in zip(history, texts, strict=True)}
+        # each message's stored element: an unchanged message is written back byte for byte (key order too)
+        session.store_state["loaded"] = {id(m): e for m, e in zip(history, elements, strict=True)}
         return session
 
     def _summaries(self, row_id: str) -> list[dict]:
@@ -566,12 +569,13 @@ class SessionStore:
             return  # isolated cron runs are never saved (§5)
         state = getattr(session, "store_state", None)
         if state is None:
-            state = {"row_id": row_id, "base": None, "meta": meta_for_new(row_id), "texts": [], "committed": set()}
+            state = {"row_id": row_id, "base": None, "meta": meta_for_new(row_id), "count": 0, "committed": set()}
             session.store_state = state
         channel = channel_for(row_id)
         committed = state["committed"]
-        text_of: dict[int, str] = state.get("text_of", {})
-        new_text_of: dict[int, str] = {}
+        loaded: dict[int, dict] = state.get("loaded", {})
+        new_loaded: dict[int, dict] = {}
+        first_change: int | None = None
         # everything before the database transaction: JSON, image files (written before their rows)
         texts: list[str] = []
         extras: dict[int, tuple[str, dict]] = {}
@@ -584,13 +588,15 @@ class SessionStore:
             up, extra = hj.encode_message(message, channel, self._store_image, refs)
             if up is None:
                 continue
+            element = loaded.get(id(message))
+            if element is not None and element == up:
+                up = element  # as stored, in the original's key order
+            elif first_change is None:
+                first_change = len(texts)
             text = hj.dumps(up)
-            stored = text_of.get(id(message))
-            if stored is not None and stored != text and json.loads(stored) == up:
-                text = stored
-            new_text_of[id(message)] = text
+            new_loaded[id(message)] = up
             if extra:
-                extras[len(texts)] = (_sha1(text), extra)
+                extras[len(texts)] = (_signature(up), extra)
             if isinstance(up.get("id"), str):
                 written_ids.add(up["id"])
             if index < session.cursor:
@@ -617,8 +623,8 @@ class SessionStore:
         unchanged = base is not None and tuple(base) == new_row and state.get("summaries_sig") == summaries_sig
         if unchanged:  # sessions.db already holds exactly this: only cireil's side file may have news
             with self._lock:
-                self._after_write(session, row_id, new_row, texts, state["texts"], extras, side_summaries, False)
-                state["text_of"] = new_text_of
+                self._after_write(session, row_id, new_row, len(texts), len(texts), extras, side_summaries, False)
+                state["loaded"] = new_loaded
             return
         reason = self.read_only_reason(session)
         if reason is not None:
@@ -655,10 +661,11 @@ class SessionStore:
             state["base"] = new_row
             state["meta"] = json.loads(meta_text)
             state["committed"] = {id(m) for m in session.history if id(m) in committed or not committed_only}
-            old_texts, state["texts"] = state["texts"], texts
-            state["text_of"] = new_text_of
+            first = min(state["count"], len(texts), len(texts) if first_change is None else first_change)
+            state["count"] = len(texts)
+            state["loaded"] = new_loaded
             state["summaries_sig"] = summaries_sig
-            self._after_write(session, row_id, new_row, texts, old_texts, extras, side_summaries, created_row)
+            self._after_write(session, row_id, new_row, first, len(texts), extras, side_summaries, created_row)
 
     def _sync_summaries(self, db: sqlite3.Connection, row_id: str, summaries: list[dict]) -> None:
         existing = {
@@ -697,16 +704,13 @@ class SessionStore:
         session: Session,
         row_id: str,
         row: tuple,
-        texts: list[str],
-        old_texts: list[str],
+        first: int,
+        count: int,
         extras: dict[int, tuple[str, dict]],
         side_summaries: list[dict],
         created_row: bool,
     ) -> None:
         """cireil's side file follows the row just written: extras, and the index from the first change on."""
-        first = 0
-        while first < min(len(texts), len(old_texts)) and texts[first] == old_texts[first]:
-            first += 1
         cireil_meta = {k: v for k, v in session.meta.items() if k != _PRUNE_WARNED}
         meta_json = json.dumps(cireil_meta, default=list)
         with self._side_transaction() as side:
@@ -722,7 +726,7 @@ class SessionStore:
                 (row_id, session.created, int(created_row), meta_json, hj.dumps(side_summaries)),
             )
             kept = [m for m in session.history if m.get("role") in ("user", "assistant", "toolResponse")]
-            self._index_session(side, row_id, row, kept, first, len(texts))
+            self._index_session(side, row_id, row, kept, first, count)
 
     def save_state(self, session: Session) -> None:
         """Write the session's state with its committed history (a turn in progress stays out)."""
@@ -741,7 +745,7 @@ class SessionStore:
         state = getattr(session, "store_state", None)
         fresh = state is None
         if state is None:
-            state = {"row_id": stored_id(session.id), "base": None, "texts": [], "committed": set()}
+            state = {"row_id": stored_id(session.id), "base": None, "count": 0, "committed": set()}
             state["meta"] = meta_for_new(state["row_id"] or "")
             session.store_state = state
             if state["row_id"] is not None and self.exists(session.id):
@@ -809,7 +813,7 @@ class SessionStore:
         if row is None:
             return
         try:
-            history, texts, _ = self._decode(row_id, row, images=False)
+            history, elements, _ = self._decode(row_id, row, images=False)
         except SessionFormatError as exc:
             self._unindex(side, row_id)
             side.execute(
@@ -818,7 +822,7 @@ class SessionStore:
                 (row_id, memory_id(row_id), self._fingerprint(row), row[4], to_epoch(row[4]), str(exc)),
             )
             return
-        self._index_session(side, row_id, row, history, 0, len(texts))
+        self._index_session(side, row_id, row, history, 0, len(elements))
 
     def _unindex(self, side: sqlite3.Connection, row_id: str) -> None:
         for rowid, text in side.execute("SELECT rowid, text FROM search WHERE row_id = ?", (row_id,)).fetchall():
