@@ -457,3 +457,29 @@ def test_in_a_kernel_load_says_read_only_in_one_line_and_a_turn_there_is_refused
     finally:
         kernel.shutdown()
         holder.communicate("\n", timeout=10)
+
+
+def test_two_writers_of_one_session_the_second_is_refused_and_then_continues_from_what_is_stored(agent_dir, llm):
+    first, second = cireil.load(agent_dir), cireil.load(agent_dir)
+    try:
+        llm.script(reply.tool_calls(("respond", {"content": "one"})))
+        first.turn("from the first kernel")
+        llm.script(reply.tool_calls(("respond", {"content": "two"})))
+        second.turn("from the second kernel, which read the session before the first wrote")
+        # second read notebook:main when it had no row; first created it meanwhile: second's write is refused
+    except SessionConflict as exc:
+        assert str(exc).startswith("session notebook:main changed in sessions.db since cireil read it")
+    else:
+        raise AssertionError("the second writer was not refused")
+    try:
+        stored = [m["content"][0]["text"] for m in first.store.get("notebook:main").history if m["role"] == "user"]
+        assert stored == ["from the first kernel"]  # nothing of the second kernel overwrote it
+        assert [m["role"] for m in second.session.history][:1] == ["user"]  # re-read: it now holds the first's turn
+        llm.script(reply.tool_calls(("respond", {"content": "three"})))
+        second.turn("again, now on top of what is stored")
+        users = [m["content"][0]["text"] for m in first.store.get("notebook:main").history if m["role"] == "user"]
+        assert users == ["from the first kernel", "again, now on top of what is stored"]
+        assert all_problems(agent_dir) == []
+    finally:
+        first.close()
+        second.close()

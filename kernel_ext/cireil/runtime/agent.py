@@ -495,6 +495,12 @@ class Agent:
             self._sessions[session_id] = found
         return found
 
+    def forget_session(self, session_id: str) -> None:
+        """Drop the live copy of a session (another process changed it): the next use reads it again."""
+        self._sessions.pop(session_id, None)
+        if self.session.id == session_id:
+            self.session = self.session_for(session_id)
+
     @staticmethod
     def session_id(name: str) -> str:
         """A session id from what a person types: a bare name means `notebook:NAME`."""

@@ -174,7 +174,13 @@ class Engine:
                 tools=self.agent.current_tools(),
                 notices=notices + more,
             )
-            return await turn.run(user)
+            from ..sessions.store import SessionConflict
+
+            try:
+                return await turn.run(user)
+            except SessionConflict:  # another process wrote this session: continue from what it stored
+                self.agent.forget_session(session.id)
+                raise
 
     def _background_event(self, event: dict) -> None:
         if event.get("type") in ("respond", "announce", "end", "notice"):

@@ -127,7 +127,11 @@ class Turn:
     def _commit(self) -> None:
         store = self.agent.store
         if store is not None:
-            store.commit(self.session, self._uncommitted)
+            try:
+                store.commit(self.session, self._uncommitted)
+            except BaseException:  # refused or failed: memory goes back to what is stored, as after an interrupt
+                self._rollback()
+                raise
         self.outcome.new_messages += [m for m in self._uncommitted if m.get("persistent", True)]
         self._uncommitted = []
         self._checkpoint = self.session.state()

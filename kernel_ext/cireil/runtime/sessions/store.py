@@ -637,7 +637,7 @@ class SessionStore:
                 if (tuple(current) if current else None) != (tuple(base) if base else None):
                     raise SessionConflict(
                         f"session {session.id} changed in sessions.db since cireil read it (another process wrote "
-                        "it); nothing was overwritten: load the agent again (or %cireil session) to continue"
+                        "it); nothing was overwritten: cireil reads it again, send the message again to continue"
                     )
                 db.execute(
                     "INSERT INTO sessions (id, channel, meta, history, opened_files, last_activity, history_cursor,"
