@@ -483,3 +483,44 @@ def test_two_writers_of_one_session_the_second_is_refused_and_then_continues_fro
     finally:
         first.close()
         second.close()
+
+
+def test_a_database_an_older_original_left_is_read_but_never_written(tmp_path):
+    """Its migrations are not all applied (no summaries table, no active_file_sections): cireil must not
+    migrate it itself (upstream-formats §4.3); it reads defensively and writes nothing."""
+    from cireil.runtime.sessions.upstream_schema import BREAKPOINT, MIGRATIONS
+
+    path = tmp_path / "sessions.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute(
+        'CREATE TABLE "__drizzle_migrations" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric,'
+        " name text, applied_at TEXT)"
+    )
+    for name, created, sql in MIGRATIONS[:5]:
+        for statement in sql.split(BREAKPOINT):
+            db.execute(statement)
+        db.execute('INSERT INTO "__drizzle_migrations" (hash, created_at, name) VALUES (?, ?, ?)', ("h", created, name))
+    db.execute(
+        "INSERT INTO sessions (id, channel, meta, history, opened_files) VALUES ('tui', 'tui', '{}', ?, '[]')",
+        (up.dumps(up.TUI_HISTORY),),
+    )
+    db.close()
+    before = up.snapshot(path)
+    store = SessionStore.for_agent(tmp_path)
+    try:
+        assert store.load_notes() == ["last opened by an older CireilClaw: cireil reads its sessions but writes none"]
+        session = store.get("tui")
+        assert [m["role"] for m in session.history] == ["user", "assistant", "toolResponse"]
+        assert store.query("heartbeat", mode="raw")[1] == 1
+        message = user_message("more")
+        session.history.append(message)
+        with pytest.raises(SessionReadOnly, match="last opened by an older CireilClaw"):
+            store.commit(session, [message])
+        fresh = store.open_session("notebook:new")
+        fresh.history.append(user_message("new"))
+        with pytest.raises(SessionReadOnly):
+            store.commit(fresh, fresh.history[:])
+    finally:
+        store.close()
+    assert up.snapshot(path) == before

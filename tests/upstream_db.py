@@ -292,8 +292,10 @@ def snapshot(path: Path) -> dict:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         out = {"schema": sorted(db.execute("SELECT type, name, sql FROM sqlite_master").fetchall(), key=str)}
+        tables = {r[1] for r in out["schema"] if r[0] == "table"}
         for table in ("sessions", "images", "summaries", "cron_jobs", "__drizzle_migrations"):
-            out[table] = sorted(db.execute(f'SELECT * FROM "{table}"').fetchall(), key=str)
+            if table in tables:
+                out[table] = sorted(db.execute(f'SELECT * FROM "{table}"').fetchall(), key=str)
         return out
     finally:
         db.close()
