@@ -524,3 +524,27 @@ def test_a_database_an_older_original_left_is_read_but_never_written(tmp_path):
     finally:
         store.close()
     assert up.snapshot(path) == before
+
+
+def test_a_picture_attached_in_the_notebook_is_stored_the_originals_way(agent, agent_dir, llm):
+    import blake3
+
+    from cireil.kernel.agentmagics import Staged, _store_attachments
+
+    png = b"\x89PNG\r\n\x1a\n a picture"
+    message = user_message("what is in this picture?")
+    _store_attachments(agent, agent.session.id, message, [Staged("cat.png", "image/png", png)])
+    llm.script(reply.tool_calls(("respond", {"content": "A cat."})))
+    agent.turn(message)
+    ref = blake3.blake3(png).hexdigest()
+    assert (agent_dir / "images" / f"{ref}.png").read_bytes() == png
+    db = sqlite3.connect(agent_dir / "sessions.db")
+    (history_text,) = db.execute("SELECT history FROM sessions WHERE id = 'internal:notebook:main'").fetchone()
+    rows = db.execute("SELECT id, session_id, media_type FROM images WHERE id = ?", (ref,)).fetchall()
+    db.close()
+    first = json.loads(history_text)[0]["content"]
+    assert first[-1] == {"id": ref, "mediaType": "image/png", "type": "image_ref"}
+    assert rows == [(ref, "internal:notebook:main", "image/png")]
+    sent = llm.requests[0].body["messages"]
+    assert any(p.get("type") == "image_url" for m in sent if m["role"] == "user" for p in m["content"])
+    assert all_problems(agent_dir) == []

@@ -9,6 +9,7 @@ before, are stored with the message in sessions.db, where download-attachments f
 
 from __future__ import annotations
 
+import base64
 import html
 import mimetypes
 from collections.abc import Iterable
@@ -54,6 +55,9 @@ def parse_agent_line(line: str) -> dict[str, Any]:
     return parse_options(words, ("session", "attach", "model", "provider"), AGENT_USAGE, repeated="attach")
 
 
+PICTURE_TYPES = ("image/gif", "image/jpeg", "image/png", "image/webp")
+
+
 @dataclass
 class Staged:
     """A file waiting to go with the next message: from --attach PATH or the upload widget."""
@@ -97,6 +101,12 @@ def _store_attachments(agent: Agent, session_id: str, message: dict, files: list
     listed = "; ".join(f"{a['filename']} ({a['mediaType']}, {a['size']:,} bytes)" for a in message["attachments"])
     note = f"[Attached to this message (message_id {message['id']}): {listed}. download-attachments saves them.]"
     message["content"].append({"type": "text", "text": note, "note": "attachments"})
+    # pictures also go in as the original puts a Discord message's images: image parts of the message,
+    # stored as BLAKE3-named files under images/ with an image_ref (upstream-formats §4.5, §4.7)
+    for f in files:
+        if f.media_type in PICTURE_TYPES:
+            data = base64.b64encode(f.data).decode("ascii")
+            message["content"].append({"type": "image", "mediaType": f.media_type, "data": data})
 
 
 def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0) -> Any:
