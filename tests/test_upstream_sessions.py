@@ -257,6 +257,10 @@ def test_while_another_process_has_it_open_the_originals_sessions_are_read_only(
             llm.script(reply.tool_calls(("respond", {"content": "ok"})))
             agent.turn("a notebook session is cireil's own")  # internal:notebook:main, new: writable
             assert agent.store.exists("notebook:main")
+            # ... unless the running original writes it itself: a `main` cron job or the heartbeat targets it
+            (agent_dir / "config" / "heartbeat.toml").write_text('enabled = true\ntarget = "internal:notebook:main"\n')
+            with pytest.raises(SessionReadOnly, match=r"target of the heartbeat \(config/heartbeat.toml\)"):
+                agent.turn("again")
         finally:
             agent.close()
     finally:

@@ -515,12 +515,41 @@ class SessionStore:
         pids = self.holders()
         if not pids:
             return None
+        targeted = self._run_targets().get(row_id)
+        if targeted is not None:
+            return (
+                f"session {session.id} is the target of {targeted}, which the original runtime (running: pid "
+                f"{', '.join(map(str, pids))}) runs inside it and saves; it is read-only here while that process runs"
+            )
         if channel_for(row_id) == "internal" and (state.get("base") is None or self._own(row_id)):
             return None  # a session the original cannot know about: cireil's own (§6.3 item 5)
         return (
             f"session {session.id} belongs to the original runtime, which has sessions.db open "
             f"(pid {', '.join(map(str, pids))}); it is read-only here while that process runs"
         )
+
+    def _run_targets(self) -> dict[str, str]:
+        """Sessions a running original writes by itself: `main` cron jobs and the heartbeat run inside their
+        target and save it (upstream-formats §3.4, §3.5). Session id -> what targets it."""
+        import tomllib
+
+        found: dict[str, str] = {}
+        config = self.agent_dir / "config"
+        try:
+            cron = tomllib.loads((config / "cron.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            cron = {}
+        jobs = cron.get("jobs") if isinstance(cron.get("jobs"), list) else []
+        for job in jobs:
+            if isinstance(job, dict) and job.get("execution") == "main" and isinstance(job.get("target"), str):
+                found.setdefault(job["target"], f"the cron job {job.get('id')!r} (config/cron.toml)")
+        try:
+            heartbeat = tomllib.loads((config / "heartbeat.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            heartbeat = {}
+        if heartbeat.get("enabled") is True and isinstance(heartbeat.get("target"), str):
+            found.setdefault(heartbeat["target"], "the heartbeat (config/heartbeat.toml)")
+        return found
 
     def _own(self, row_id: str) -> bool:
         row = self.side.execute("SELECT own FROM session_extras WHERE session_id = ?", (row_id,)).fetchone()
