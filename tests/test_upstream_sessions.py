@@ -24,7 +24,13 @@ import cireil
 import upstream_db as up
 from cireil.runtime.messages import assistant_message, tool_response, user_message
 from cireil.runtime.sessions import SessionStore
-from cireil.runtime.sessions.store import SessionConflict, SessionFormatError, SessionReadOnly, SessionStoreError
+from cireil.runtime.sessions.store import (
+    SessionConflict,
+    SessionError,
+    SessionFormatError,
+    SessionReadOnly,
+    SessionStoreError,
+)
 from cireil.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
@@ -620,3 +626,24 @@ def test_numbers_json_parse_cannot_read_are_stored_as_null(agent_dir):
     db.close()
     assert '"output":{"ratio":null,"big":null,"ok":1.5}' in text
     assert all_problems(agent_dir) == []
+
+
+def test_a_write_that_waits_out_the_busy_timeout_fails_in_one_line_and_changes_nothing(agent_dir):
+    store = SessionStore.for_agent(agent_dir)
+    raw = sqlite3.connect(agent_dir / "sessions.db", isolation_level=None)
+    try:
+        session = store.open_session("notebook:main")
+        raw.execute("BEGIN IMMEDIATE")  # another writer that does not let go
+        message = user_message("waits 5 s, then gives up")
+        session.history.append(message)
+        with pytest.raises(SessionError) as caught:
+            store.commit(session, [message])
+        assert str(caught.value).startswith("session notebook:main was not written: sessions.db stayed locked")
+        assert "\n" not in str(caught.value)
+        raw.execute("ROLLBACK")
+        assert not store.exists("notebook:main")
+        store.commit(session, [message])  # the lock is gone: the same step goes in
+        assert store.get("notebook:main").history == [message]
+    finally:
+        raw.close()
+        store.close()

@@ -593,6 +593,12 @@ class SessionStore:
         return {k: meta[k] for k in order if k in meta} | {k: v for k, v in meta.items() if k not in order}
 
     def _write(self, session: Session, *, committed_only: bool) -> None:
+        # one critical section from reading what the row was based on to recording what it is now: two threads
+        # saving one session (a widget's call and a turn) must not see each other as another process
+        with self._lock:
+            self._write_locked(session, committed_only=committed_only)
+
+    def _write_locked(self, session: Session, *, committed_only: bool) -> None:
         row_id = stored_id(session.id)
         if row_id is None:
             return  # isolated cron runs are never saved (§5)
@@ -660,7 +666,13 @@ class SessionStore:
             raise SessionReadOnly(reason)
         with self._lock:
             db = self._db
-            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:  # busy for the whole busy timeout: the other writer holds on
+                raise SessionError(
+                    f"session {session.id} was not written: sessions.db stayed locked by another process for 5 s "
+                    f"({exc}); nothing was changed, try again"
+                ) from None
             try:
                 current = self._raw_row(db, row_id)
                 if (tuple(current) if current else None) != (tuple(base) if base else None):
@@ -742,12 +754,16 @@ class SessionStore:
         """cireil's side file follows the row just written: extras, and the index from the first change on."""
         cireil_meta = {k: v for k, v in session.meta.items() if k != _PRUNE_WARNED}
         meta_json = json.dumps(cireil_meta, default=list)
+        rows = [(row_id, pos, fp, hj.dumps(extra)) for pos, (fp, extra) in extras.items()]
+        state = session.store_state or {}
+        extras_sig = hash(tuple(rows))
         with self._side_transaction() as side:
-            side.execute("DELETE FROM message_extras WHERE session_id = ?", (row_id,))
-            side.executemany(
-                "INSERT INTO message_extras (session_id, pos, fingerprint, extras) VALUES (?, ?, ?, ?)",
-                [(row_id, pos, fp, hj.dumps(extra)) for pos, (fp, extra) in extras.items()],
-            )
+            if state.get("extras_sig") != extras_sig:
+                side.execute("DELETE FROM message_extras WHERE session_id = ?", (row_id,))
+                side.executemany(
+                    "INSERT INTO message_extras (session_id, pos, fingerprint, extras) VALUES (?, ?, ?, ?)", rows
+                )
+                state["extras_sig"] = extras_sig
             side.execute(
                 "INSERT INTO session_extras (session_id, created, own, meta, summaries) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT(session_id) DO UPDATE SET created = COALESCE(session_extras.created, excluded.created),"
