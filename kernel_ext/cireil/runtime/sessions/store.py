@@ -15,7 +15,6 @@ The runtime loop thread and the kernel's main thread share the connections behin
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import re
@@ -29,130 +28,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..messages import now_iso, searchable_text
+from ..messages import now_iso
 from ..session import Session, platform_of
 from . import history_json as hj
 from . import upstream_schema as us
-from .search import compile_query, fold, fts_expression
+from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
+from .rowids import channel_for, id_problem, memory_id, meta_for_new, other_holders, stored_id
+from .sideindex import SideIndex, channel_of, preview_of, to_epoch
 from .sidestore import open_side
 
-SEARCHED_ROLES = ("user", "assistant")
 IMAGES_DIR = "images"
-# notebook and CLI sessions (any `<adapter>:<name>` id) are stored as the original's named internal
-# sessions (§5): notebook:main is the row internal:notebook:main, and reads back as notebook:main
-UPSTREAM_PREFIXES = ("discord", "matrix", "internal", "cron", "tui")
-CHANNELS = ("discord", "matrix", "internal", "tui")
 _ROW = "channel, meta, history, opened_files, last_activity, history_cursor, active_file_sections"
 _PRUNE_WARNED = "prune_warned_at"  # cireil's name for the original's meta.lastContextWarningCursor
 _HOLDERS_TTL = 2.0
-_FORGET = "INSERT INTO search_fts (search_fts, rowid, folded) VALUES ('delete', ?, ?)"
 
 
-class SessionStoreError(RuntimeError):
-    """sessions.db as a whole cannot be used (corrupt, locked, another schema); one line, names the file."""
-
-
-class SessionError(RuntimeError):
-    """One session cannot be read or written; one line naming the session. Nothing was changed."""
-
-
-class SessionFormatError(SessionError):
-    pass
-
-
-class SessionConflict(SessionError):
-    pass
-
-
-class SessionReadOnly(SessionError):
-    pass
-
-
-def stored_id(session_id: str) -> str | None:
-    """The sessions.db row id of a session cireil names `session_id`; None for ephemeral cron runs (§5)."""
-    if session_id.startswith("cron:"):
-        return None
-    if platform_of(session_id) == "remote":
-        return "internal:" + session_id
-    return session_id
-
-
-def memory_id(row_id: str) -> str:
-    if row_id.startswith("internal:"):
-        name = row_id[len("internal:") :]
-        prefix, sep, _ = name.partition(":")
-        if sep and prefix not in UPSTREAM_PREFIXES:
-            return name
-    return row_id
-
-
-def channel_for(row_id: str) -> str:
-    if row_id == "tui":
-        return "tui"
-    prefix = row_id.split(":", 1)[0]
-    return prefix if prefix in ("discord", "matrix") else "internal"
-
-
-def meta_for_new(row_id: str) -> dict:
-    """The meta a new row of that id needs so the original derives the same id from it (§5)."""
-    if row_id.startswith("discord:"):
-        channel, _, guild = row_id[len("discord:") :].partition("|")
-        return {"channelId": channel, **({"guildId": guild} if guild else {})}
-    if row_id.startswith("matrix:"):
-        return {"roomId": row_id[len("matrix:") :]}
-    return {}
-
-
-def id_problem(row_id: str, channel: Any, meta: Any) -> str | None:
-    """Why the original would skip or rename this row (§4.4, §5), or None."""
-    if channel not in CHANNELS:
-        return f"channel {channel!r} is not one the original reads (it skips this row)"
-    if not isinstance(meta, dict):
-        return "meta is not a JSON object"
-    if channel == "discord":
-        cid, gid = meta.get("channelId"), meta.get("guildId")
-        if not isinstance(cid, str) or not cid or (gid is not None and (not isinstance(gid, str) or not gid)):
-            return "Discord meta lacks a channelId (or has an empty guildId)"
-        derived = f"discord:{cid}" + (f"|{gid}" if gid else "")
-    elif channel == "matrix":
-        room = meta.get("roomId")
-        derived = f"matrix:{room}" if isinstance(room, str) and room else None
-    elif channel == "tui":
-        derived = "tui"
-    else:
-        derived = row_id if row_id.startswith("internal:") else f"internal:{row_id}"
-    if derived != row_id:
-        return f"its id does not match its channel {channel!r} and meta (the original would use {derived!r})"
-    return None
-
-
-def other_holders(path: Path) -> list[int]:
-    """Processes other than this one with the file (or its WAL) open: on Linux, their /proc/<pid>/fd links."""
-    try:
-        real = os.path.realpath(path)
-    except OSError:
-        return []
-    targets = {real, real + "-wal"}
-    me = os.getpid()
-    found: list[int] = []
-    try:
-        entries = list(os.scandir("/proc"))
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            for fd in os.scandir(f"/proc/{entry.name}/fd"):
-                try:
-                    if os.readlink(fd.path) in targets:
-                        found.append(int(entry.name))
-                        break
-                except OSError:
-                    continue
-        except OSError:
-            continue
-    return found
+__all__ = [
+    "SessionConflict",
+    "SessionError",
+    "SessionFormatError",
+    "SessionReadOnly",
+    "SessionStore",
+    "SessionStoreError",
+    "channel_of",
+    "preview_of",
+    "to_epoch",
+]
 
 
 def _iso_activity(value: Any) -> str | None:
@@ -176,78 +77,7 @@ def _signature(element: dict) -> str:
     return f"{element.get('role')}|{element.get('timestamp')}|{element.get('id', '')}|{call}"
 
 
-def to_epoch(value: Any) -> float | None:
-    """ISO-8601 -> seconds; a time without an offset is taken as local time. None when unparseable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    return parsed.timestamp() if parsed.tzinfo else parsed.astimezone().timestamp()
-
-
-def channel_of(session_id: str) -> str:
-    return session_id.split(":", 1)[0]
-
-
-def _cut(text: str, limit: int = 100) -> str:
-    return text[:limit] + "..." if len(text) > limit else text
-
-
-_TAG = re.compile(r"<[^>]+>")
-
-
-def preview_of(message: dict | None) -> str:
-    """list-sessions' preview of a session's last user/assistant message (reference §4.15)."""
-    if message is None:
-        return ""
-    content = message.get("content")
-    parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
-    text_part = next((p for p in parts if p.get("type") == "text" and p.get("text")), None)
-    if text_part is not None:
-        raw = text_part["text"]
-        return _cut(_TAG.sub("", raw).strip() or raw)
-    calls = [p for p in parts if p.get("type") == "toolCall"]
-    responds = [c for c in calls if c.get("name") == "respond" and isinstance(c.get("input", {}).get("content"), str)]
-    if responds:
-        return _cut(responds[-1]["input"]["content"])
-    if calls:
-        return f"Tool: {calls[0].get('name', '')}"
-    if any(p.get("type") == "image" for p in parts):
-        return "[Image]"
-    return ""
-
-
-def _origins(origin: str | list[str] | tuple[str, ...] | None) -> list[str]:
-    if origin is None:
-        return []
-    return [origin] if isinstance(origin, str) else list(origin)
-
-
-def _filters(
-    id_column: str, origin: Any, since: str | None, time_column: str, text_column: str
-) -> tuple[list[str], list[Any]]:
-    """WHERE clauses shared by list-sessions and query-sessions: no cron sessions, origin prefixes, since."""
-    where = [f"substr({id_column}, 1, 5) != 'cron:'"]
-    args: list[Any] = []
-    prefixes = _origins(origin)
-    if prefixes:
-        # SQL LIKE on purpose (reference §4.15): `%` and `_` in an origin act as wildcards
-        where.append("(" + " OR ".join(f"{id_column} LIKE ? || '%'" for _ in prefixes) + ")")
-        args += prefixes
-    if since:
-        epoch = to_epoch(since)
-        if epoch is not None:
-            where.append(f"{time_column} >= ?")
-            args.append(epoch)
-        else:  # not a date we can read: the reference's plain string comparison
-            where.append(f"{text_column} >= ?")
-            args.append(since)
-    return where, args
-
-
-class SessionStore:
+class SessionStore(SideIndex):
     """Thread-safe: every public method holds the store's lock for its whole database work."""
 
     def __init__(self, db_path: Path) -> None:
@@ -805,109 +635,6 @@ class SessionStore:
             state["committed"] = before
             raise
 
-    # -- cireil's index (side file) ---------------------------------------------------------------
-
-    def _fingerprint_sql(self) -> str:
-        have = set(self._columns)
-        cursor = "history_cursor" if "history_cursor" in have else "0"
-        activity = "COALESCE(last_activity, '')" if "last_activity" in have else "''"
-        return f"length(history) || '|' || {cursor} || '|' || {activity} || '|' || length(meta)"
-
-    @staticmethod
-    def _fingerprint(row: tuple) -> str:
-        return f"{len(row[2])}|{row[5]}|{row[4] or ''}|{len(row[1])}"
-
-    def _index_session(
-        self, side: sqlite3.Connection, row_id: str, row: tuple, history: list[dict], first: int, count: int
-    ) -> None:
-        """Index positions first.. of a session whose stored elements are `history` (memory form)."""
-        mem_id = memory_id(row_id)
-        old = side.execute("SELECT rowid, text FROM search WHERE row_id = ? AND pos >= ?", (row_id, first)).fetchall()
-        for rowid, text in old:  # a contentless index forgets a row only when told the text it was given
-            side.execute(_FORGET, (rowid, fold(text)))
-        side.execute("DELETE FROM search WHERE row_id = ? AND pos >= ?", (row_id, first))
-        for pos in range(first, min(count, len(history))):
-            message = history[pos]
-            role = message.get("role", "")
-            text = searchable_text(message) if role in SEARCHED_ROLES else ""
-            if not text:
-                continue
-            stamp = message.get("timestamp")
-            cur = side.execute(
-                "INSERT INTO search (session_id, row_id, pos, role, timestamp, ts, text) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (mem_id, row_id, pos, role, stamp, to_epoch(stamp) or 0, text),
-            )
-            side.execute("INSERT INTO search_fts (rowid, folded) VALUES (?, ?)", (cur.lastrowid, fold(text)))
-        conversation = [m for m in history if m.get("role") in SEARCHED_ROLES]
-        side.execute(
-            "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
-            " last_activity, last_ts, error) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
-            (
-                row_id,
-                mem_id,
-                self._fingerprint(row),
-                len(conversation),
-                preview_of(conversation[-1] if conversation else None),
-                row[4],
-                to_epoch(row[4]),
-            ),
-        )
-
-    def _reindex_row(self, side: sqlite3.Connection, row_id: str) -> None:
-        row = self._raw_row(self._db, row_id)
-        if row is None:
-            return
-        try:
-            history, elements, _ = self._decode(row_id, row, images=False)
-        except SessionFormatError as exc:
-            self._unindex(side, row_id)
-            side.execute(
-                "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
-                " last_activity, last_ts, error) VALUES (?, ?, ?, 0, '', ?, ?, ?)",
-                (row_id, memory_id(row_id), self._fingerprint(row), row[4], to_epoch(row[4]), str(exc)),
-            )
-            return
-        self._index_session(side, row_id, row, history, 0, len(elements))
-
-    def _unindex(self, side: sqlite3.Connection, row_id: str) -> None:
-        for rowid, text in side.execute("SELECT rowid, text FROM search WHERE row_id = ?", (row_id,)).fetchall():
-            side.execute(_FORGET, (rowid, fold(text)))
-        side.execute("DELETE FROM search WHERE row_id = ?", (row_id,))
-        side.execute("DELETE FROM indexed_sessions WHERE session_id = ?", (row_id,))
-
-    def refresh_index(self) -> None:
-        """Bring the side index in step with sessions.db: nothing to do unless another connection wrote."""
-        with self._lock:
-            version = self._db.execute("PRAGMA data_version").fetchone()[0]
-            if version == self._data_version:
-                return
-            rows = dict(self._db.execute(f"SELECT id, {self._fingerprint_sql()} FROM sessions").fetchall())
-            indexed = dict(self.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
-            stale = [rid for rid, fp in rows.items() if indexed.get(rid) != fp]
-            gone = [rid for rid in indexed if rid not in rows]
-            if stale or gone:
-                with self._side_transaction() as side:
-                    for rid in gone:
-                        self._unindex(side, rid)
-                    for rid in stale:
-                        self._reindex_row(side, rid)
-            self._data_version = version
-
-    def session_error(self, session_id: str) -> str | None:
-        """Why a stored session cannot be read (as indexed), or None."""
-        row_id = stored_id(session_id)
-        self.refresh_index()
-        with self._lock:
-            row = self.side.execute("SELECT error FROM indexed_sessions WHERE session_id = ?", (row_id,)).fetchone()
-        return row[0] if row else None
-
-    def unreadable(self) -> list[str]:
-        """One line per stored session cireil cannot read (what `%cireil load` reports)."""
-        self.refresh_index()
-        with self._lock:
-            rows = self.side.execute("SELECT error FROM indexed_sessions WHERE error IS NOT NULL").fetchall()
-        return [r[0].removeprefix("sessions.db: ") for r in rows]
-
     # -- single messages ------------------------------------------------------------------------
 
     def find_message(self, session_id: str, message_id: str) -> dict | None:
@@ -933,94 +660,6 @@ class SessionStore:
             else:
                 raise KeyError(f"message {message.get('id')!r} is not stored in session {session_id!r}")
             self._write(session, committed_only=True)
-
-    # -- listing and search ---------------------------------------------------------------------
-
-    def list_sessions(
-        self,
-        *,
-        limit: int = 15,
-        offset: int = 0,
-        order: str = "desc",
-        origin: str | list[str] | None = None,
-        since: str | None = None,
-    ) -> list[dict]:
-        self.refresh_index()
-        where, args = _filters("mem_id", origin, since, "last_ts", "last_activity")
-        direction = "ASC" if order == "asc" else "DESC"
-        with self._lock:
-            rows = self.side.execute(
-                "SELECT mem_id, last_activity, message_count, preview, error FROM indexed_sessions"
-                f" WHERE {' AND '.join(where)}"
-                f" ORDER BY COALESCE(last_ts, 0) {direction}, mem_id {direction} LIMIT ? OFFSET ?",
-                (*args, int(limit), int(offset)),
-            ).fetchall()
-        return [
-            {
-                "channel": channel_of(mem_id),
-                "id": mem_id,
-                "lastActivity": last,
-                "messageCount": count,
-                "preview": preview if error is None else f"[unreadable: {error}]",
-            }
-            for mem_id, last, count, preview, error in rows
-        ]
-
-    def last_active(self) -> str | None:
-        """The id of the most recently active session (channel "last"), as list-sessions orders them."""
-        recent = self.list_sessions(limit=1, order="desc")
-        return recent[0]["id"] if recent else None
-
-    def query(
-        self,
-        query: str,
-        *,
-        mode: str = "glob",
-        limit: int = 15,
-        offset: int = 0,
-        order: str = "desc",
-        origin: str | list[str] | None = None,
-        since: str | None = None,
-    ) -> tuple[list[dict], int]:
-        """(matches, totalMatches). Raises re.error for an invalid regex."""
-        matcher = compile_query(query, mode)
-        self.refresh_index()
-        where, args = _filters("session_id", origin, since, "ts", "timestamp")
-        if matcher.literals:
-            where.append("rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)")
-            args.append(fts_expression(matcher.literals))
-        if matcher.substring is not None:
-            where.append("instr(text, ?) > 0")  # exact and case-sensitive, like `in`, without a Python call
-            args.append(matcher.substring)
-        else:
-            where.append("cireil_match(text)")
-        with self._lock:
-            self._matcher = matcher
-            try:
-                # every match as (time, rowid), unsorted: the total, and the page picked with a heap,
-                # cost one pass over the candidates and no sort of all of them
-                found = self.side.execute(f"SELECT ts, rowid FROM search WHERE {' AND '.join(where)}", args).fetchall()
-            finally:
-                self._matcher = None
-            pick = heapq.nsmallest if order == "asc" else heapq.nlargest
-            page = [rowid for _, rowid in pick(int(offset) + int(limit), found)[int(offset) :]]
-            rows = {
-                r[0]: r[1:]
-                for r in self.side.execute(
-                    f"SELECT rowid, session_id, role, timestamp, text FROM search"
-                    f" WHERE rowid IN ({','.join('?' * len(page))})",
-                    page,
-                )
-            }
-        matches = []
-        for rowid in page:
-            session_id, role, timestamp, text = rows[rowid]
-            item: dict[str, Any] = {"channel": channel_of(session_id), "content": text, "role": role}
-            item["sessionId"] = session_id
-            if timestamp:
-                item["timestamp"] = timestamp
-            matches.append(item)
-        return matches, len(found)
 
     # -- attachments (files a person attached in the notebook; cireil's side file) -----------------
 
