@@ -647,3 +647,25 @@ def test_a_write_that_waits_out_the_busy_timeout_fails_in_one_line_and_changes_n
     finally:
         raw.close()
         store.close()
+
+
+def test_an_unreadable_row_of_the_starting_session_still_lets_the_agent_load_and_is_never_overwritten(agent_dir, llm):
+    db = sqlite3.connect(agent_dir / "sessions.db", isolation_level=None)
+    db.execute(
+        "INSERT INTO sessions (id, channel, meta, history, opened_files) VALUES"
+        " ('internal:notebook:main', 'internal', '{}', '\"not an array\"', '[]')"
+    )
+    db.close()
+    before = up.snapshot(agent_dir / "sessions.db")
+    agent = cireil.load(agent_dir)
+    try:
+        notes = [str(w) for w in agent.warnings if w.file == "sessions.db"]
+        assert any("session notebook:main: history is a JSON str, not an array" in n for n in notes)
+        assert agent.call("read", path="/workspace/notes.md").data["success"] is True
+        llm.script(reply.tool_calls(("respond", {"content": "hi"})))
+        with pytest.raises(SessionConflict):
+            agent.turn("hello")
+        assert llm.requests == []  # refused with the user's message, before the model was called
+    finally:
+        agent.close()
+    assert up.snapshot(agent_dir / "sessions.db") == before

@@ -289,7 +289,7 @@ class Agent:
         self._sessions: dict[str, Session] = {}  # live sessions: one object per id, shared by every user
         self._engine: Engine | None = None
         if isinstance(session, str):
-            session = self.session_for(session)
+            session = self._first_session(session)
         self._sessions[session.id] = session
         self.session = session
         self._snapshot = snapshot
@@ -495,11 +495,24 @@ class Agent:
             self._sessions[session_id] = found
         return found
 
+    def _first_session(self, session_id: str) -> Session:
+        """The session the agent starts in; when its row cannot be read (load reported why), an empty one
+        that is never written over that row (the store refuses: the row is not what it was read from)."""
+        from .sessions.errors import SessionError
+
+        try:
+            return self.session_for(session_id)
+        except SessionError:
+            from .session import platform_of
+
+            return Session(id=session_id, platform=platform_of(session_id))
+
     def forget_session(self, session_id: str) -> None:
         """Drop the live copy of a session (another process changed it): the next use reads it again."""
         self._sessions.pop(session_id, None)
         if self.session.id == session_id:
-            self.session = self.session_for(session_id)
+            self.session = self._first_session(session_id)
+            self._sessions[session_id] = self.session
 
     @staticmethod
     def session_id(name: str) -> str:
