@@ -125,6 +125,8 @@ class SideIndex:
         for rowid, text in old:  # a contentless index forgets a row only when told the text it was given
             side.execute(_FORGET, (rowid, fold(text)))
         side.execute("DELETE FROM search WHERE row_id = ? AND pos >= ?", (row_id, first))
+        (next_id,) = side.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM search").fetchone()
+        rows, folded = [], []
         for pos in range(first, min(count, len(history))):
             message = history[pos]
             role = message.get("role", "")
@@ -132,11 +134,15 @@ class SideIndex:
             if not text:
                 continue
             stamp = message.get("timestamp")
-            cur = side.execute(
-                "INSERT INTO search (session_id, row_id, pos, role, timestamp, ts, text) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (mem_id, row_id, pos, role, stamp, to_epoch(stamp) or 0, text),
-            )
-            side.execute("INSERT INTO search_fts (rowid, folded) VALUES (?, ?)", (cur.lastrowid, fold(text)))
+            rows.append((next_id, mem_id, row_id, pos, role, stamp, to_epoch(stamp) or 0, text))
+            folded.append((next_id, fold(text)))
+            next_id += 1
+        side.executemany(
+            "INSERT INTO search (rowid, session_id, row_id, pos, role, timestamp, ts, text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        side.executemany("INSERT INTO search_fts (rowid, folded) VALUES (?, ?)", folded)
         conversation = [m for m in history if m.get("role") in SEARCHED_ROLES]
         side.execute(
             "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
