@@ -462,6 +462,8 @@ def test_in_a_kernel_load_says_read_only_in_one_line_and_a_turn_there_is_refused
         assert "UsageError: session tui belongs to the original runtime" in refused and "Traceback" not in refused
         bad = kernel.run("%cireil session internal:odd-block", ok=False).text()
         assert "UsageError: sessions.db: session internal:odd-block: message 0: unknown block type" in bad
+        card = kernel.run("%cireil session discord:1425000000000000001").text()
+        assert "read-only: session discord:1425000000000000001 belongs to the original runtime" in card
         shown = kernel.run(f"%cireil_read_session {up.GUILD}")
         assert "can you check what my garden notes say" in shown.text()
         assert llm.requests == []

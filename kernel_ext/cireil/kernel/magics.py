@@ -202,7 +202,8 @@ class CireilMagics:
                 agent.use_session(args[0])
             except SessionError as exc:  # a row of sessions.db cireil cannot read: one line, nothing changed
                 raise UsageError(str(exc)) from None
-        display(SessionCard(agent.slug, agent.session))
+        store = agent.store
+        display(SessionCard(agent.slug, agent.session, store.read_only_reason(agent.session) if store else None))
 
     def sessions(self, args: list[str]) -> None:
         from .agentmagics import show_sessions

@@ -123,10 +123,13 @@ class SessionCard(_View):
 
     slug: str
     session: Session
+    read_only: str | None = None  # why sessions.db must not be written for this session now
 
     def _rows(self) -> list[tuple[str, str]]:
         s = self.session
         rows = [("agent", self.slug), ("session", s.id), ("platform", s.platform)]
+        if self.read_only:
+            rows.append(("read-only", self.read_only))
         rows.append(("messages", f"{len(s.history):,}" + (f" ({s.cursor:,} pruned from view)" if s.cursor else "")))
         if s.opened_files:
             rows.append(("open files", ", ".join(s.opened_files)))
