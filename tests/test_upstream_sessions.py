@@ -671,3 +671,35 @@ def test_an_unreadable_row_of_the_starting_session_still_lets_the_agent_load_and
     finally:
         agent.close()
     assert up.snapshot(agent_dir / "sessions.db") == before
+
+
+OTHER_KERNEL = textwrap.dedent(
+    """
+    import sys
+    import cireil
+    agent = cireil.load(sys.argv[1])
+    outcome = agent.turn("from the other process")
+    print(outcome.ended, flush=True)
+    agent.close()
+    """
+)
+
+
+def test_a_second_process_writing_the_same_session_makes_this_one_refuse_rather_than_interleave(agent_dir, llm):
+    agent = cireil.load(agent_dir)  # notebook:main read now: no row yet
+    try:
+        llm.script(reply.tool_calls(("respond", {"content": "to the other process"})))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        done = subprocess.run(
+            [sys.executable, "-c", OTHER_KERNEL, str(agent_dir)], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert done.stdout.strip() == "respond", done.stderr
+        llm.script(reply.tool_calls(("respond", {"content": "never sent"})))
+        with pytest.raises(SessionConflict, match=r"^session notebook:main changed in sessions\.db"):
+            agent.turn("from this process")
+        stored = agent.store.get("notebook:main").history
+        texts = [m["content"][0]["text"] for m in stored if m["role"] == "user"]
+        assert texts == ["from the other process"]  # one conversation per history, never two interleaved
+        assert all_problems(agent_dir) == []
+    finally:
+        agent.close()
