@@ -422,7 +422,7 @@ def test_two_stores_on_one_file_see_each_other(tmp_path):
         assert second.query("*first kernel")[1] == 1
         late = user_message("written by the second kernel")
         b.history.append(late)
-        with pytest.raises(SessionConflict, match="notebook:shared changed in sessions.db"):
+        with pytest.raises(SessionConflict, match=r"notebook:shared changed in sessions\.db"):
             second.commit(b, [late])
         assert first.get("notebook:shared").history == [msg]  # nothing overwritten
     finally:
