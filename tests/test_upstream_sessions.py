@@ -259,6 +259,10 @@ def test_while_another_process_has_it_open_the_originals_sessions_are_read_only(
             guild.opened_files.append("/workspace/a")
             with pytest.raises(SessionReadOnly):
                 agent.store.save_state(guild)
+            agent.use_session(up.GUILD)  # a call outside a turn works; what it changed is not written
+            opened = agent.call("open-file", path="/workspace/notes.md")
+            assert opened.success and any("not saved to sessions.db: session discord:" in n for n in opened.notices)
+            agent.use_session("main")
             assert up.snapshot(agent_dir / "sessions.db") == before
             assert llm.requests == []  # refused before the model was called
             llm.script(reply.tool_calls(("respond", {"content": "ok"})))

@@ -451,7 +451,12 @@ class Agent:
         started = time.perf_counter()
         data = await execute(tool, args, ctx)
         if self.store is not None:  # a call outside a turn may have opened or closed files
-            self.store.save_state(ctx.session)
+            from .sessions.errors import SessionError
+
+            try:
+                self.store.save_state(ctx.session)
+            except SessionError as exc:  # read-only or changed elsewhere: the call stands, its state is not kept
+                notices = [*notices, f"not saved to sessions.db: {exc}"]
         return ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
 
     def submit(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Submitted:
