@@ -707,3 +707,15 @@ def test_a_second_process_writing_the_same_session_makes_this_one_refuse_rather_
         assert all_problems(agent_dir) == []
     finally:
         agent.close()
+
+
+def test_an_image_temp_file_a_killed_write_left_is_removed_later(agent_dir):
+    images = agent_dir / "images"
+    old = images / f".{up.PHOTO_ID}.dead.tmp"
+    fresh = images / f".{up.PHOTO_ID}.busy.tmp"
+    old.write_bytes(b"half")
+    fresh.write_bytes(b"being written")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    SessionStore.for_agent(agent_dir).close()
+    assert not old.exists() and fresh.exists()  # a write in progress elsewhere is left alone
+    assert (images / f"{up.PHOTO_ID}.webp").read_bytes() == up.PHOTO

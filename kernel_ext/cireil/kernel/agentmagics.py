@@ -4,7 +4,8 @@
     message to the agent
 
 The turn renders live (turnview.py). Files given with --attach, or uploaded with `%cireil attach`
-before, are stored with the message in sessions.db, where download-attachments finds them.
+before, are kept in cireil's side file beside sessions.db, where download-attachments finds them; pictures
+also go into the message itself, stored as the original runtime stores a Discord message's images.
 """
 
 from __future__ import annotations

@@ -94,6 +94,7 @@ class SessionStore(SideIndex):
             self.current = us.is_current(self._db)
             self._columns = us.columns(self._db, "sessions")
             self._has_summaries = "summaries" in us.tables(self._db)
+            self._sweep_image_temps()
             self.side = open_side(self.agent_dir)
             self.side.create_function("cireil_match", 1, self._match, deterministic=True)
             self.refresh_index()
@@ -384,6 +385,16 @@ class SessionStore(SideIndex):
     def _own(self, row_id: str) -> bool:
         row = self.side.execute("SELECT own FROM session_extras WHERE session_id = ?", (row_id,)).fetchone()
         return bool(row and row[0])
+
+    def _sweep_image_temps(self) -> None:
+        """Temp files of image writes a killed process left (never named as images): gone after an hour."""
+        cutoff = time.time() - 3600
+        for temp in self.images_dir.glob(".*.tmp") if self.images_dir.is_dir() else ():
+            try:
+                if temp.is_file() and temp.stat().st_mtime < cutoff:
+                    temp.unlink()
+            except OSError:
+                continue
 
     def _store_image(self, data: bytes, media_type: str) -> str:
         """BLAKE3-named file under images/, written (atomically, never overwritten) before any row names it."""
