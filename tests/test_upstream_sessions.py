@@ -719,3 +719,48 @@ def test_an_image_temp_file_a_killed_write_left_is_removed_later(agent_dir):
     SessionStore.for_agent(agent_dir).close()
     assert not old.exists() and fresh.exists()  # a write in progress elsewhere is left alone
     assert (images / f"{up.PHOTO_ID}.webp").read_bytes() == up.PHOTO
+
+
+def test_cireil_messages_round_trip_through_the_originals_format_without_loss(agent_dir):
+    import base64
+
+    picture = base64.b64encode(b"GIF89a tiny").decode()
+    messages = [
+        user_message(
+            "look ✓",
+            parts=[
+                {"type": "text", "text": "[Attached: a.gif]", "note": "attachments"},
+                {"type": "image", "mediaType": "image/gif", "data": picture},
+            ],
+            timestamp="2026-05-01T12:00:00.250+02:00",
+            attachments=[{"id": "a1", "filename": "a.gif", "size": 11, "mediaType": "image/gif"}],
+        ),
+        assistant_message(
+            [
+                {"type": "thinking", "thinking": "hm", "signature": "c2ln"},
+                {"type": "redactedThinking", "data": "opaque"},
+                {"type": "text", "text": "stray text"},
+                {"type": "toolCall", "id": "call_rt1", "name": "read", "input": {"path": "/workspace/ä.md"}},
+            ],
+            usage={"prompt_tokens": 5},
+            reactions=["👍"],
+        ),
+        tool_response("call_rt1", "read", {"content": "x", "nested": {"list": [1, 2.5, None, True]}}),
+        user_message("notice", notice=True),
+    ]
+    for session_id in ("notebook:rt", "discord:1500000000000000001"):
+        store = SessionStore.for_agent(agent_dir)
+        try:
+            session = store.open_session(session_id)
+            session.history += [dict(m) for m in messages]
+            store.commit(session, list(session.history))
+        finally:
+            store.close()
+        store = SessionStore.for_agent(agent_dir)
+        try:
+            again = store.get(session_id).history
+        finally:
+            store.close()
+        # equal but for the store's own markers (`_`-prefixed: how the original held it)
+        assert [{k: v for k, v in m.items() if not k.startswith("_")} for m in again] == session.history
+    assert all_problems(agent_dir) == []

@@ -321,6 +321,14 @@ _META_KEYS = {
     "internal": {"historyBarrier", "lastContextWarningCursor", "selectedProvider", "selectedModel"},
 }
 _META_KEYS["tui"] = _META_KEYS["internal"]
+_BLOCK_KEYS = {  # §4.5: the fields of each block type
+    "text": {"content", "discord", "type"},
+    "image_ref": {"id", "mediaType", "type"},
+    "video_ref": {"attachmentId", "mediaType", "type", "url"},
+    "toolCall": {"id", "input", "name", "type"},
+    "thinking": {"thinking", "signature", "type"},
+    "redacted_thinking": {"data", "type"},
+}
 _CALL_ID = re.compile(r"[A-Za-z0-9_-]+\Z")
 _SNOWFLAKE = re.compile(r"[0-9]+\Z")
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
@@ -384,6 +392,9 @@ def check_row(db: sqlite3.Connection, agent_dir: Path, row_id: str) -> list[str]
             kind = block.get("type") if isinstance(block, dict) else None
             if kind not in _BLOCKS[role]:
                 problems.append(f"{where}: block {kind!r} not allowed for {role}")
+            elif not set(block) <= _BLOCK_KEYS[kind]:
+                extra = sorted(set(block) - _BLOCK_KEYS[kind])
+                problems.append(f"{where}: {kind} block with keys beyond §4.5: {extra}")
             elif kind == "text" and not isinstance(block.get("content"), str):
                 problems.append(f"{where}: text block content is not a string")
             elif kind == "image_ref":

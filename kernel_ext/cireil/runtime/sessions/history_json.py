@@ -27,6 +27,15 @@ _UPSTREAM_KEYS = frozenset(
 _UP_MESSAGE_KEYS = frozenset({"role", "content", "timestamp", "id", "messageIds", "persist"})
 EXTENSIONS = {"image/gif": ".gif", "image/jpeg": ".jpg", "image/png": ".png", "image/webp": ".webp"}
 SNOWFLAKE = re.compile(r"[0-9]+\Z")
+# the fields of each block type (§4.5); what else a part carries is cireil's and goes to its side file
+BLOCK_KEYS = {
+    "text": frozenset({"content", "discord", "type"}),
+    "image_ref": frozenset({"id", "mediaType", "type"}),
+    "video_ref": frozenset({"attachmentId", "mediaType", "type", "url"}),
+    "toolCall": frozenset({"id", "input", "name", "type"}),
+    "thinking": frozenset({"thinking", "signature", "type"}),
+    "redacted_thinking": frozenset({"data", "type"}),
+}
 
 
 class HistoryFormatError(ValueError):
@@ -215,7 +224,20 @@ def encode_message(mem: dict, channel: str, sink: ImageSink, refs: list[tuple[st
         parts = mem.get("content")
         if isinstance(parts, str):
             parts = [{"type": "text", "text": parts}]
-        blocks = [b for b in (_encode_block(p, sink, refs) for p in parts or ()) if b is not None]
+        blocks = []
+        part_extras: dict[str, dict] = {}
+        for index, part in enumerate(parts or ()):
+            block = _encode_block(part, sink, refs)
+            if block is None:
+                continue
+            allowed = BLOCK_KEYS.get(block["type"])
+            if allowed is not None:  # keys of cireil's own (a note marker, say) never reach the original
+                own = {k: block.pop(k) for k in list(block) if k not in allowed}
+                if own:
+                    part_extras[str(index)] = own
+            blocks.append(block)
+        if part_extras:
+            extras["parts"] = part_extras
         dropped = [p.get("mediaType") for p in parts or () if p.get("type") == "video" and "data" in p]
         if dropped:
             extras["droppedVideos"] = dropped

@@ -252,6 +252,10 @@ class SessionStore(SideIndex):
             summaries = self._summaries(row_id)
         for pos, (fp, extra) in extras.items():
             if pos < len(elements) and _signature(elements[pos]) == fp:
+                parts = history[pos].get("content")
+                for index, keys in extra.pop("parts", {}).items():
+                    if isinstance(parts, list) and int(index) < len(parts):
+                        parts[int(index)].update(keys)
                 history[pos].update(extra)  # an extra "id" replaces the positional one; _noid keeps it unwritten
         try:
             sections = json.loads(row[6])
