@@ -68,8 +68,13 @@ def id_problem(row_id: str, channel: Any, meta: Any) -> str | None:
         derived = f"matrix:{room}" if isinstance(room, str) and room else None
     elif channel == "tui":
         derived = "tui"
+    elif not row_id.startswith("internal:"):
+        return (
+            f"a legacy internal id without the internal: prefix (the original renames it to internal:{row_id} "
+            "when it next starts; cireil leaves it until then)"
+        )
     else:
-        derived = row_id if row_id.startswith("internal:") else f"internal:{row_id}"
+        derived = row_id
     if derived != row_id:
         return f"its id does not match its channel {channel!r} and meta (the original would use {derived!r})"
     return None
