@@ -764,3 +764,31 @@ def test_cireil_messages_round_trip_through_the_originals_format_without_loss(ag
         # equal but for the store's own markers (`_`-prefixed: how the original held it)
         assert [{k: v for k, v in m.items() if not k.startswith("_")} for m in again] == session.history
     assert all_problems(agent_dir) == []
+
+
+def test_the_index_follows_what_the_original_appends_and_rewrites(agent_dir):
+    store = SessionStore.for_agent(agent_dir)
+    try:
+        side = store.side
+        before = side.execute("SELECT rowid, text FROM search WHERE row_id = 'tui' ORDER BY pos").fetchall()
+        raw = sqlite3.connect(agent_dir / "sessions.db", isolation_level=None)
+        grown = [
+            *up.TUI_HISTORY,
+            {
+                "content": {"content": "a cron main job asked about zucchini", "type": "text"},
+                "role": "user",
+                "timestamp": 1777900000000,
+            },
+        ]
+        raw.execute("UPDATE sessions SET history = ? WHERE id = 'tui'", (up.dumps(grown),))
+        assert store.query("zucchini", mode="raw")[1] == 1
+        after = side.execute("SELECT rowid, text FROM search WHERE row_id = 'tui' ORDER BY pos").fetchall()
+        assert after[: len(before)] == before  # only the new message was indexed
+        assert {s["id"]: s for s in store.list_sessions(limit=30)}["tui"]["messageCount"] == 3
+        rewritten = [{**grown[0], "content": {"content": "What is on the pumpkin list?", "type": "text"}}, *grown[1:]]
+        raw.execute("UPDATE sessions SET history = ? WHERE id = 'tui'", (up.dumps(rewritten),))
+        raw.close()
+        assert store.query("heartbeat list", mode="raw")[1] == 0  # a rewrite is indexed whole again
+        assert store.query("pumpkin", mode="raw")[1] == 1 and store.query("zucchini", mode="raw")[1] == 1
+    finally:
+        store.close()

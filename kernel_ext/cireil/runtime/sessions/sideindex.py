@@ -8,6 +8,7 @@ the side file only costs one rebuild.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import re
 import sqlite3
@@ -15,11 +16,18 @@ from datetime import datetime
 from typing import Any
 
 from ..messages import searchable_text
+from . import history_json as hj
 from .errors import SessionFormatError
 from .rowids import memory_id, stored_id
 from .search import compile_query, fold, fts_expression
 
 SEARCHED_ROLES = ("user", "assistant")
+
+
+def _prefix_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
 _FORGET = "INSERT INTO search_fts (search_fts, rowid, folded) VALUES ('delete', ?, ?)"
 
 
@@ -103,6 +111,9 @@ class SideIndex:
     _columns: list[str]
     _data_version: int | None
     _matcher: Any
+    _raw_row: Any
+    _decode: Any
+    _row_problem: Any
 
     # -- cireil's index (side file) ---------------------------------------------------------------
 
@@ -117,9 +128,19 @@ class SideIndex:
         return f"{len(row[2])}|{row[5]}|{row[4] or ''}|{len(row[1])}"
 
     def _index_session(
-        self, side: sqlite3.Connection, row_id: str, row: tuple, history: list[dict], first: int, count: int
+        self,
+        side: sqlite3.Connection,
+        row_id: str,
+        row: tuple,
+        history: list[dict],
+        first: int,
+        *,
+        offset: int = 0,
+        before: tuple[int, str] | None = None,
     ) -> None:
-        """Index positions first.. of a session whose stored elements are `history` (memory form)."""
+        """Index positions first.. of a session; history[i] is the stored element at position offset + i.
+
+        `before`: (message count, preview) of the positions before `offset` when history is only a tail."""
         mem_id = memory_id(row_id)
         old = side.execute("SELECT rowid, text FROM search WHERE row_id = ? AND pos >= ?", (row_id, first)).fetchall()
         for rowid, text in old:  # a contentless index forgets a row only when told the text it was given
@@ -127,8 +148,8 @@ class SideIndex:
         side.execute("DELETE FROM search WHERE row_id = ? AND pos >= ?", (row_id, first))
         (next_id,) = side.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM search").fetchone()
         rows, folded = [], []
-        for pos in range(first, min(count, len(history))):
-            message = history[pos]
+        for pos in range(first, offset + len(history)):
+            message = history[pos - offset]
             role = message.get("role", "")
             text = searchable_text(message) if role in SEARCHED_ROLES else ""
             if not text:
@@ -144,26 +165,58 @@ class SideIndex:
         )
         side.executemany("INSERT INTO search_fts (rowid, folded) VALUES (?, ?)", folded)
         conversation = [m for m in history if m.get("role") in SEARCHED_ROLES]
+        count, preview = before or (0, "")
+        if conversation:
+            preview = preview_of(conversation[-1])
+        text = row[2] if isinstance(row[2], str) else "[]"
         side.execute(
             "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
-            " last_activity, last_ts, error) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+            " last_activity, last_ts, error, elements, prefix_len, prefix_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
             (
                 row_id,
                 mem_id,
                 self._fingerprint(row),
-                len(conversation),
-                preview_of(conversation[-1] if conversation else None),
+                count + len(conversation),
+                preview,
                 row[4],
                 to_epoch(row[4]),
+                offset + len(history),
+                len(text) - 1,
+                _prefix_hash(text[:-1]),
             ),
         )
 
+    def _append_only(self, side: sqlite3.Connection, row_id: str, row: tuple) -> bool:
+        """Index just the new messages when the row's history is the indexed one with messages appended
+        (how the original saves a session after a turn); False when that cannot be shown cheaply."""
+        known = side.execute(
+            "SELECT elements, prefix_len, prefix_hash, message_count, preview FROM indexed_sessions"
+            " WHERE session_id = ? AND error IS NULL",
+            (row_id,),
+        ).fetchone()
+        text = row[2]
+        if known is None or not isinstance(text, str):
+            return False
+        elements, prefix_len, prefix_hash, count, preview = known
+        if not elements or len(text) <= prefix_len + 1 or text[prefix_len] != ",":
+            return False
+        if _prefix_hash(text[:prefix_len]) != prefix_hash or self._row_problem(row_id, row)[0] is not None:
+            return False
+        try:
+            tail = hj.parse_history("[" + text[prefix_len + 1 :])
+            history = [hj.decode_message(e, elements + i, lambda ref, media_type: None) for i, e in enumerate(tail)]
+        except hj.HistoryFormatError:
+            return False  # the full path says what is wrong
+        self._index_session(side, row_id, row, history, elements, offset=elements, before=(count, preview))
+        return True
+
     def _reindex_row(self, side: sqlite3.Connection, row_id: str) -> None:
         row = self._raw_row(self._db, row_id)
-        if row is None:
+        if row is None or self._append_only(side, row_id, row):
             return
         try:
-            history, elements, _ = self._decode(row_id, row, images=False)
+            history, _, _ = self._decode(row_id, row, images=False)
         except SessionFormatError as exc:
             self._unindex(side, row_id)
             side.execute(
@@ -172,7 +225,7 @@ class SideIndex:
                 (row_id, memory_id(row_id), self._fingerprint(row), row[4], to_epoch(row[4]), str(exc)),
             )
             return
-        self._index_session(side, row_id, row, history, 0, len(elements))
+        self._index_session(side, row_id, row, history, 0)
 
     def _unindex(self, side: sqlite3.Connection, row_id: str) -> None:
         for rowid, text in side.execute("SELECT rowid, text FROM search WHERE row_id = ?", (row_id,)).fetchall():

@@ -31,7 +31,10 @@ CREATE TABLE IF NOT EXISTS indexed_sessions (
     preview TEXT NOT NULL,
     last_activity TEXT,
     last_ts REAL,
-    error TEXT                        -- why the row cannot be read, or NULL
+    error TEXT,                       -- why the row cannot be read, or NULL
+    elements INTEGER NOT NULL DEFAULT 0,  -- history elements indexed
+    prefix_len INTEGER NOT NULL DEFAULT 0,  -- length of the history text without its closing ]
+    prefix_hash TEXT                  -- of that text: a history that only grew is indexed from where it was
 );
 CREATE INDEX IF NOT EXISTS indexed_by_time ON indexed_sessions (last_ts);
 CREATE TABLE IF NOT EXISTS search (

@@ -204,21 +204,27 @@ class SessionStore(SideIndex):
         except OSError:
             return None
 
-    def _decode(self, row_id: str, row: tuple, *, images: bool = True) -> tuple[list[dict], list, dict]:
-        """(memory history, the stored elements as parsed, meta); SessionFormatError naming the problem."""
-        channel, meta_text, history_text, opened_text = row[0], row[1], row[2], row[3]
+    @staticmethod
+    def _row_problem(row_id: str, row: tuple) -> tuple[str | None, Any]:
+        """(what is wrong with the row apart from its history, or None; its meta)."""
         try:
-            meta = json.loads(meta_text)
+            meta = json.loads(row[1])
         except (ValueError, TypeError):
             meta = None
-        problem = id_problem(row_id, channel, meta)
+        problem = id_problem(row_id, row[0], meta)
         if problem is None:
             try:
-                opened = json.loads(opened_text)
+                opened = json.loads(row[3])
             except (ValueError, TypeError):
                 opened = None
             if not isinstance(opened, list) or not all(isinstance(p, str) for p in opened):
                 problem = "opened_files is not a JSON array of strings"
+        return problem, meta
+
+    def _decode(self, row_id: str, row: tuple, *, images: bool = True) -> tuple[list[dict], list, dict]:
+        """(memory history, the stored elements as parsed, meta); SessionFormatError naming the problem."""
+        history_text = row[2]
+        problem, meta = self._row_problem(row_id, row)
         if problem is None:
             try:
                 elements = hj.parse_history(history_text if isinstance(history_text, str) else "")
@@ -458,6 +464,7 @@ class SessionStore(SideIndex):
         first_change: int | None = None
         # everything before the database transaction: JSON, image files (written before their rows)
         texts: list[str] = []
+        written: list[dict] = []  # the memory messages behind texts, position for position
         extras: dict[int, tuple[str, dict]] = {}
         refs: list[tuple[str, str]] = []
         written_ids: set[str] = set()
@@ -482,6 +489,7 @@ class SessionStore(SideIndex):
             if index < session.cursor:
                 cursor += 1
             texts.append(text)
+            written.append(message)
         history_text = "[" + ",".join(texts) + "]"
         meta_text = hj.dumps(self._upstream_meta(session, state["meta"]))
         base = state["base"]
@@ -503,7 +511,7 @@ class SessionStore(SideIndex):
         unchanged = base is not None and tuple(base) == new_row and state.get("summaries_sig") == summaries_sig
         if unchanged:  # sessions.db already holds exactly this: only cireil's side file may have news
             with self._lock:
-                self._after_write(session, row_id, new_row, len(texts), len(texts), extras, side_summaries, False)
+                self._after_write(session, row_id, new_row, written, len(texts), extras, side_summaries, False)
                 state["loaded"] = new_loaded
             return
         reason = self.read_only_reason(session)
@@ -551,7 +559,7 @@ class SessionStore(SideIndex):
             state["count"] = len(texts)
             state["loaded"] = new_loaded
             state["summaries_sig"] = summaries_sig
-            self._after_write(session, row_id, new_row, first, len(texts), extras, side_summaries, created_row)
+            self._after_write(session, row_id, new_row, written, first, extras, side_summaries, created_row)
 
     def _sync_summaries(self, db: sqlite3.Connection, row_id: str, summaries: list[dict]) -> None:
         existing = {
@@ -590,8 +598,8 @@ class SessionStore(SideIndex):
         session: Session,
         row_id: str,
         row: tuple,
+        written: list[dict],
         first: int,
-        count: int,
         extras: dict[int, tuple[str, dict]],
         side_summaries: list[dict],
         created_row: bool,
@@ -615,8 +623,7 @@ class SessionStore(SideIndex):
                 " own = MAX(session_extras.own, excluded.own), meta = excluded.meta, summaries = excluded.summaries",
                 (row_id, session.created, int(created_row), meta_json, hj.dumps(side_summaries)),
             )
-            kept = [m for m in session.history if m.get("role") in ("user", "assistant", "toolResponse")]
-            self._index_session(side, row_id, row, kept, first, count)
+            self._index_session(side, row_id, row, written, first)
 
     def save_state(self, session: Session) -> None:
         """Write the session's state with its committed history (a turn in progress stays out)."""
