@@ -75,7 +75,8 @@ CELLS = [
     ),
     md(
         "## 4. Sessions\n\n"
-        "Every conversation is a **session**, kept in the agent's `sessions.db` (SQLite). Cells use\n"
+        "Every conversation is a **session**, kept in the agent's `sessions.db` (SQLite, in the original\n"
+        "CireilClaw runtime's format, so the agent can go back to it). Cells use\n"
         "`notebook:main` unless you name another: `--session NAME` (or `%cireil session NAME`) switches.\n"
         "The agent can look at its sessions too, with read-session, list-sessions and query-sessions."
     ),
@@ -91,8 +92,8 @@ CELLS = [
     md(
         "Files go along with a message too: `%cireil attach` shows an upload button, and what you pick there\n"
         "travels with your next `%%cireil_agent` message (or name files on the magic line: `--attach PATH`).\n"
-        "They are stored with the message in `sessions.db`; the agent saves them into its sandbox with\n"
-        "download-attachments. Pick a file with the button (any small file), then run the cell after it."
+        "cireil keeps them in its own `cireil-side.db` beside `sessions.db`; the agent saves them into its\n"
+        "sandbox with download-attachments. Pick a file with the button (any small file), then run the cell after it."
     ),
     code("# pick files here: they go with the next message\n%cireil attach"),
     code(

@@ -149,19 +149,19 @@ def test_read_session_renders_parts(h):
 
 
 def test_read_session_other_sessions_paging_since_and_unknown(h, store):
-    other = store.open_session("cron:job")  # scheduled sessions are readable
+    other = store.open_session("internal:job")  # an internal session (isolated cron runs are never stored, §5)
     msgs = [user_message(f"m{i}", timestamp=f"2026-01-0{i + 1}T00:00:00+00:00") for i in range(5)]
     other.history += msgs
     store.commit(other, msgs)
-    page = h.run("read-session", {"id": "cron:job", "limit": 2, "offset": 1})
+    page = h.run("read-session", {"id": "internal:job", "limit": 2, "offset": 1})
     assert [m["content"] for m in page["messages"]] == ["m3", "m2"] and page["totalMessages"] == 5
-    since = h.run("read-session", {"id": "cron:job", "since": "2026-01-04T00:00:00+00:00", "order": "asc"})
+    since = h.run("read-session", {"id": "internal:job", "since": "2026-01-04T00:00:00+00:00", "order": "asc"})
     assert [m["content"] for m in since["messages"]] == ["m3", "m4"]
-    ignored = h.run("read-session", {"id": "cron:job", "since": "last tuesday"})
+    ignored = h.run("read-session", {"id": "internal:job", "since": "last tuesday"})
     assert ignored["totalMessages"] == 5
     missing = h.run("read-session", {"id": "nope"})
     assert missing["success"] is False and missing["error"] == "Session not found: nope"
-    bad = h.run("read-session", {"id": "cron:job", "limit": 101})
+    bad = h.run("read-session", {"id": "internal:job", "limit": 101})
     assert bad["success"] is False and bad["error"] == "limit: Invalid value: Expected <=100 but received 101"
 
 

@@ -14,7 +14,7 @@ import pytest
 from cireil.runtime.messages import assistant_message, system_message, tool_response, user_message
 from cireil.runtime.sessions import SessionStore
 from cireil.runtime.sessions.search import compile_query, fold, glob_to_regex
-from cireil.runtime.sessions.store import SCHEMA_VERSION, preview_of
+from cireil.runtime.sessions.store import SessionConflict, preview_of
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def agent_text(text: str, **extra) -> dict:
 # -- file, pragmas, persistence ------------------------------------------------------------------
 
 
-def test_database_file_is_private_wal_and_versioned(tmp_path):
+def test_database_file_is_private_wal_and_the_originals_schema(tmp_path):
     store = SessionStore.for_agent(tmp_path)
     try:
         db = tmp_path / "sessions.db"
@@ -55,12 +55,15 @@ def test_database_file_is_private_wal_and_versioned(tmp_path):
     raw = sqlite3.connect(tmp_path / "sessions.db")
     try:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert tables == {"sessions", "images", "cron_jobs", "summaries", "sqlite_sequence", "__drizzle_migrations"}
+        assert raw.execute("SELECT id, channel FROM sessions").fetchall() == [("internal:notebook:main", "internal")]
     finally:
         raw.close()
+    assert (tmp_path / "cireil-side.db").exists()
 
 
-def test_existing_file_is_made_private_too(tmp_path):
+def test_an_empty_file_becomes_a_new_private_database(tmp_path):
     db = tmp_path / "sessions.db"
     db.touch(mode=0o644)
     db.chmod(0o644)
@@ -68,14 +71,17 @@ def test_existing_file_is_made_private_too(tmp_path):
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
 
 
-def test_created_session_is_stored_at_once(store):
+def test_a_session_is_stored_with_its_first_commit(store):
     session = store.open_session("notebook:main")
     assert session.platform == "remote" and session.created
+    assert not store.exists("notebook:main")  # nothing is written for a session nobody used
+    say(store, "notebook:main", user_message("hi"))
     assert store.exists("notebook:main")
     assert [s["id"] for s in store.list_sessions()] == ["notebook:main"]
     assert store.open_session("internal:x").platform == "internal"
     assert store.open_session("odd", platform="tui").platform == "tui"
-    assert store.session_ids() == ["internal:x", "notebook:main", "odd"]
+    say(store, "internal:x", user_message("x"))
+    assert store.session_ids() == ["internal:x", "notebook:main"]
     assert store.get("nope") is None and not store.exists("nope")
 
 
@@ -104,9 +110,10 @@ def test_reopen_restores_history_and_state_but_not_pending_media(tmp_path):
         assert loaded.opened_files == ["/workspace/a.md"]
         assert loaded.active_sections == {"/workspace/a.md": ["intro", "usage"]}
         assert loaded.pending_media == []
-        assert (loaded.cursor, loaded.summaries) == (2, [{"slug": "s", "summary": "x"}])
+        # the cursor counts stored messages: the turn-only one before it is not among them
+        assert (loaded.cursor, loaded.summaries) == (1, [{"slug": "s", "summary": "x"}])
         assert (loaded.provider, loaded.model, loaded.meta) == ("local", "tiny", {"warned": [3]})
-        assert loaded.last_activity == "2026-05-01T12:00:00+02:00"
+        assert loaded.last_activity == "2026-05-01T10:00:00.000Z"  # the original's form of that moment
         assert loaded.created == session.created
     finally:
         again.close()
@@ -127,21 +134,20 @@ def test_last_activity_is_the_newest_committed_user_message(store):
     reply = agent_text("later")
     session.history.append(reply)
     store.commit(session, [reply])  # no user message: last activity stays
-    assert store.get("s:1").last_activity == "2026-01-02T00:00:00+00:00"
+    assert store.get("s:1").last_activity == "2026-01-02T00:00:00.000Z"
 
 
 def test_commit_is_all_or_nothing(store):
     session = say(store, "s:1", user_message("kept"))
     good = user_at("new", "2030-01-01T00:00:00+00:00")
-    clash = agent_text("same id as an existing message")
-    clash["id"] = session.history[0]["id"]  # the UNIQUE constraint fails on the second insert
-    session.history += [good, clash]
-    session.cursor = 7
-    with pytest.raises(sqlite3.IntegrityError):
-        store.commit(session, [good, clash])
+    broken = user_message("", parts=[{"type": "image", "mediaType": "image/png", "data": "not base64!"}])
+    session.history += [good, broken]
+    session.cursor = 2
+    with pytest.raises(ValueError):
+        store.commit(session, [good, broken])
     stored = store.get("s:1")
     assert [m["id"] for m in stored.history] == [session.history[0]["id"]]
-    assert stored.cursor == 0  # the state update of the failed commit was rolled back too
+    assert stored.cursor == 0
     assert session.last_activity != "2030-01-01T00:00:00+00:00"
     assert store.query("new", mode="raw") == ([], 0)
     assert store.list_sessions()[0]["messageCount"] == 1
@@ -186,7 +192,7 @@ def test_list_sessions_fields_order_and_cron_exclusion(store):
     assert items[0] == {
         "channel": "matrix",
         "id": "matrix:!r",
-        "lastActivity": "2026-03-01T00:00:00+00:00",
+        "lastActivity": "2026-03-01T00:00:00.000Z",
         "messageCount": 2,
         "preview": "x" * 100 + "...",
     }
@@ -362,8 +368,6 @@ def test_attachments_round_trip(store):
     assert [(m["filename"], data) for m, data in got] == [("photo.png", b"\x89PNG\x00\xff"), ("notes.txt", b"hi")]
     assert got[0][0] == meta
     assert store.attachments("s:1", "other") == []
-    with pytest.raises(sqlite3.IntegrityError):
-        store.add_attachment("unknown-session", "m1", "x", "text/plain", b"")
 
 
 def test_jobs_upsert_replace_delete(store):
@@ -406,17 +410,21 @@ def test_two_threads_share_the_store(store):
 
 
 def test_two_stores_on_one_file_see_each_other(tmp_path):
-    """Two kernels on one agent: each has its own connection to the same sessions.db."""
+    """Two kernels on one agent: each has its own connection; the second writer of a session is refused."""
     first, second = SessionStore.for_agent(tmp_path), SessionStore.for_agent(tmp_path)
     try:
         a = first.open_session("notebook:shared")
         b = second.open_session("notebook:shared")
-        assert a.created == b.created
         msg = user_message("written by the first kernel")
         a.history.append(msg)
         first.commit(a, [msg])
         assert second.get("notebook:shared").history == [msg]
         assert second.query("*first kernel")[1] == 1
+        late = user_message("written by the second kernel")
+        b.history.append(late)
+        with pytest.raises(SessionConflict, match=r"notebook:shared changed in sessions\.db"):
+            second.commit(b, [late])
+        assert first.get("notebook:shared").history == [msg]  # nothing overwritten
     finally:
         first.close()
         second.close()

@@ -309,8 +309,9 @@ def test_a_scheduled_job_fires_and_is_announced_to_its_target(agent, llm):
     assert "Tea time!" in json.dumps(agent.session.history)
     assert bodies(llm)[2]["prompt_cache_key"] == "cron:testagent:tea"
     assert agent.scheduler.pending() == []  # deleted after a successful run
-    cron = agent.store.get("cron:testagent:tea")
-    assert cron is not None and cron.platform == "internal"
+    # the isolated run lives in memory only: the original never saves cron: sessions (upstream-formats §5)
+    assert agent.store.get("cron:testagent:tea") is None and not agent.store.exists("cron:testagent:tea")
+    assert agent.session_for("cron:testagent:tea").platform == "internal"
 
 
 def test_a_job_that_came_due_while_the_kernel_was_gone_runs_at_the_next_load(agent, llm, tmp_path):

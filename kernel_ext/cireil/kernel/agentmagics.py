@@ -4,11 +4,13 @@
     message to the agent
 
 The turn renders live (turnview.py). Files given with --attach, or uploaded with `%cireil attach`
-before, are stored with the message in sessions.db, where download-attachments finds them.
+before, are kept in cireil's side file beside sessions.db, where download-attachments finds them; pictures
+also go into the message itself, stored as the original runtime stores a Discord message's images.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import mimetypes
 import re
@@ -54,6 +56,9 @@ def parse_options(words: Iterable[str], names: tuple[str, ...], usage: str, *, r
 def parse_agent_line(line: str) -> dict[str, Any]:
     words = (t.text for t in tokenize(line))
     return parse_options(words, ("session", "attach", "model", "provider"), AGENT_USAGE, repeated="attach")
+
+
+PICTURE_TYPES = ("image/gif", "image/jpeg", "image/png", "image/webp")
 
 
 @dataclass
@@ -112,6 +117,12 @@ def _store_attachments(agent: Agent, session_id: str, message: dict, files: list
     listed = "; ".join(f"{a['filename']} ({a['mediaType']}, {a['size']:,} bytes)" for a in message["attachments"])
     note = f"[Attached to this message (message_id {message['id']}): {listed}. download-attachments saves them.]"
     message["content"].append({"type": "text", "text": note, "note": "attachments"})
+    # pictures also go in as the original puts a Discord message's images: image parts of the message,
+    # stored as BLAKE3-named files under images/ with an image_ref (upstream-formats §4.5, §4.7)
+    for f in files:
+        if f.media_type in PICTURE_TYPES:
+            data = base64.b64encode(f.data).decode("ascii")
+            message["content"].append({"type": "image", "mediaType": f.media_type, "data": data})
 
 
 def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0) -> Any:
@@ -124,8 +135,16 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
     if not text and not files:
         raise UsageError(f"write the message to the agent in the cell body; usage: {AGENT_USAGE}")
     if options.get("session"):
-        agent.use_session(options["session"])
+        from ..runtime.sessions.store import SessionError
+
+        try:
+            agent.use_session(options["session"])
+        except SessionError as exc:
+            raise UsageError(str(exc)) from None
     show_background(agent)
+    reason = agent.store.read_only_reason(agent.session) if agent.store is not None else None
+    if reason is not None:  # before anything is stored or sent: the original runtime owns this session now
+        raise UsageError(reason)
     message = messages.user_message(text)
     _store_attachments(agent, agent.session.id, message, files)
     STAGED.pop(shell_key, None)  # sent with this message; the next one starts empty

@@ -216,13 +216,20 @@ class CireilMagics:
             raise UsageError(usage)
         agent = self.require_agent()
         if args:
-            agent.use_session(args[0])
+            from ..runtime.sessions.store import SessionError
+
+            try:
+                agent.use_session(args[0])
+            except SessionError as exc:  # a row of sessions.db cireil cannot read: one line, nothing changed
+                raise UsageError(str(exc)) from None
         if grant is not None:
             try:
                 agent.grant(None if clear else grant)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-        display(SessionCard(agent.slug, agent.session, agent.grant_text()))
+        store = agent.store
+        read_only = store.read_only_reason(agent.session) if store else None
+        display(SessionCard(agent.slug, agent.session, agent.grant_text(), read_only))
 
     def sessions(self, args: list[str]) -> None:
         from .agentmagics import show_sessions

@@ -193,12 +193,15 @@ class SessionCard(_View):
     slug: str
     session: Session
     tools: str = ""  # the session's tool grant in words (Agent.grant_text)
+    read_only: str | None = None  # why sessions.db must not be written for this session now
 
     def _rows(self) -> list[tuple[str, str]]:
         s = self.session
         rows = [("agent", self.slug), ("session", s.id), ("platform", s.platform)]
         if self.tools:
             rows.append(("tools", self.tools))
+        if self.read_only:
+            rows.append(("read-only", self.read_only))
         rows.append(("messages", f"{len(s.history):,}" + (f" ({s.cursor:,} pruned from view)" if s.cursor else "")))
         if s.opened_files:
             rows.append(("open files", ", ".join(s.opened_files)))

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .html import BG_SOFT, BORDER, FG, FG_DIM, INFO_ICON, MONO, WARN, esc
 
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}\Z")
 _INLINE_IMAGE_LIMIT = 2 * 1024 * 1024  # bigger attachments are listed, not embedded into the notebook
 
 
@@ -65,10 +67,28 @@ def user_bubble(message: dict, *, label: str = "you") -> tuple[str, str]:
     if files:
         extra = f'<div style="font-size:85%;color:{FG_DIM}">📎 {esc(", ".join(files))}</div>'
     extra += _reactions(message.get("reactions", []))
+    extra += images_html(parts)
     plain = f"{label}: {text}" + (f"\n  attached: {', '.join(files)}" if files else "")
     if message.get("reactions"):
         plain += f"\n  reactions: {' '.join(message['reactions'])}"
     return plain, _bubble(label, markdown_html(text), mine=True, extra=extra)
+
+
+def images_html(parts: Any) -> str:
+    """Pictures a message carries (a stored image_ref is loaded with its bytes), inline up to the size limit."""
+    out = []
+    for part in parts or ():
+        if part.get("type") != "image" or not isinstance(part.get("data"), str) or not _BASE64.match(part["data"]):
+            continue
+        kind = str(part.get("mediaType") or "")
+        if not kind.startswith("image/") or len(part["data"]) * 3 // 4 > _INLINE_IMAGE_LIMIT:
+            out.append(f'<div style="font-size:85%;color:{FG_DIM}">[image {esc(kind)}]</div>')
+            continue
+        out.append(
+            f'<div><img alt="image" src="data:{esc(kind)};base64,{esc(part["data"])}" '
+            f'style="max-width:100%;max-height:320px;margin-top:4px"></div>'
+        )
+    return "".join(out)
 
 
 def _attachment_html(path: str, host: Path | None) -> str:

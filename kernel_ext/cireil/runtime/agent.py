@@ -270,12 +270,14 @@ def _open_store(layout: AgentLayout, snapshot: Snapshot) -> SessionStore | None:
     from .sessions.store import SessionStore
 
     try:
-        return SessionStore.for_agent(layout.directory)
+        store = SessionStore.for_agent(layout.directory)
     except Exception as exc:  # a read-only folder, a corrupt file: say so, keep the tools usable
         snapshot.warnings.append(
             ConfigIssue("sessions.db", None, f"cannot be opened, sessions are not kept: {exc}", severity="warning")
         )
         return None
+    snapshot.warnings += [ConfigIssue("sessions.db", None, line, severity="warning") for line in store.load_notes()]
+    return store
 
 
 def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
@@ -316,7 +318,7 @@ class Agent(McpInspection):
         self._sessions: dict[str, Session] = {}  # live sessions: one object per id, shared by every user
         self._engine: Engine | None = None
         if isinstance(session, str):
-            session = self.session_for(session)
+            session = self._first_session(session)
         self._sessions[session.id] = session
         self.session = session
         self._snapshot = snapshot
@@ -538,7 +540,12 @@ class Agent(McpInspection):
         else:
             data = await execute(tool, args, ctx)
         if self.store is not None:  # a call outside a turn may have opened or closed files
-            self.store.save_state(ctx.session)
+            from .sessions.errors import SessionError
+
+            try:
+                self.store.save_state(ctx.session)
+            except SessionError as exc:  # read-only or changed elsewhere: the call stands, its state is not kept
+                notices = [*notices, f"not saved to sessions.db: {exc}"]
         result = ToolResult(tool.name, args, data, time.perf_counter() - started, notices, agent=self)
         result.inspect = ctx.extra.get("inspect") or {}  # set by the tool for the view (MCP: its wire)
         self.call_history.record(result)
@@ -592,6 +599,25 @@ class Agent(McpInspection):
                 found = Session(id=session_id, platform=platform_of(session_id))
             self._sessions[session_id] = found
         return found
+
+    def _first_session(self, session_id: str) -> Session:
+        """The session the agent starts in; when its row cannot be read (load reported why), an empty one
+        that is never written over that row (the store refuses: the row is not what it was read from)."""
+        from .sessions.errors import SessionError
+
+        try:
+            return self.session_for(session_id)
+        except SessionError:
+            from .session import platform_of
+
+            return Session(id=session_id, platform=platform_of(session_id))
+
+    def forget_session(self, session_id: str) -> None:
+        """Drop the live copy of a session (another process changed it): the next use reads it again."""
+        self._sessions.pop(session_id, None)
+        if self.session.id == session_id:
+            self.session = self._first_session(session_id)
+            self._sessions[session_id] = self.session
 
     @staticmethod
     def session_id(name: str) -> str:

@@ -17,6 +17,7 @@ history when the turn ends (reference §7.4). Timestamps are ISO-8601 with an of
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -60,6 +61,33 @@ def tool_response(call_id: str, name: str, output: Any) -> dict:
 
 def system_message(text: str, **extra: Any) -> dict:
     return {"id": new_id(), "role": "system", "timestamp": now_iso(), "content": text, **extra}
+
+
+CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,128}\Z")
+
+
+def unique_call_ids(message: dict, history: Iterable[dict]) -> None:
+    """Give the message's tool calls ids unique in the session and of the form Anthropic accepts.
+
+    Some backends number calls per reply (call_0, call_1, ...); a session stores them all, and the original
+    runtime pairs calls with results by id across the whole history (upstream-formats §7)."""
+    calls = tool_calls(message)
+    if not calls:
+        return
+    taken = {p.get("id") for m in history for p in tool_calls(m)}
+    for part in calls:
+        call_id = part.get("id")
+        if not isinstance(call_id, str) or not CALL_ID.match(call_id) or call_id in taken:
+            part["id"] = new_call_id()
+        taken.add(part["id"])
+
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def new_call_id() -> str:
+    """`call_` + 24 alphanumerics: the form the original's providers use and Anthropic accepts."""
+    return "call_" + "".join(secrets.choice(_ALNUM) for _ in range(24))
 
 
 def tool_calls(message: dict) -> list[dict]:

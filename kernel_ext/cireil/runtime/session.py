@@ -48,6 +48,9 @@ class Session:
     model: str | None = None
     # (cursor, ...) positions the prune warning was already given at, so it is given once (§7.3)
     meta: dict[str, Any] = field(default_factory=dict)
+    # what sessions.db held when this session was read or last written: the store compares before it writes
+    store_state: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
     # Remote sessions only: the tools this session may use, or None for every enabled tool (spec: "Remote-
     # session grants still filter and authorize enabled MCP tools as harness tools"). A grant narrows what
     # tools.toml enables, never widens it. Held in memory: the adapter (the notebook) grants it, as a channel

@@ -157,6 +157,12 @@ class Engine:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
+            store = self.agent.store
+            reason = store.read_only_reason(session) if store is not None else None
+            if reason is not None:  # refused before the model is called or anything is stored (§6.3)
+                from ..sessions.store import SessionReadOnly
+
+                raise SessionReadOnly(reason)
             notices = self.agent.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
             if chosen.api_keys:  # an unset key variable fails here, before the message is committed
@@ -172,7 +178,13 @@ class Engine:
                 tools=self.agent.offered_tools(session),  # the session's grant filters what is offered
                 notices=notices + more,
             )
-            return await turn.run(user)
+            from ..sessions.store import SessionConflict
+
+            try:
+                return await turn.run(user)
+            except SessionConflict:  # another process wrote this session: continue from what it stored
+                self.agent.forget_session(session.id)
+                raise
 
     def _background_event(self, event: dict) -> None:
         if event.get("type") in ("respond", "announce", "end", "notice"):

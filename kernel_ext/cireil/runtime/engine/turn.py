@@ -128,7 +128,11 @@ class Turn:
     def _commit(self) -> None:
         store = self.agent.store
         if store is not None:
-            store.commit(self.session, self._uncommitted)
+            try:
+                store.commit(self.session, self._uncommitted)
+            except BaseException:  # refused or failed: memory goes back to what is stored, as after an interrupt
+                self._rollback()
+                raise
         self.outcome.new_messages += [m for m in self._uncommitted if m.get("persistent", True)]
         self._uncommitted = []
         self._checkpoint = self.session.state()
@@ -197,6 +201,7 @@ class Turn:
                     self._commit()
                     self._timing(step_started, model_s, 0.0)
                     continue
+                msgs.unique_call_ids(reply.message, self.session.history)
                 self._add(reply.message)
                 self._count_usage(reply.usage)
                 self.emit({"type": "assistant", "step": step, "message": reply.message, "usage": reply.usage})

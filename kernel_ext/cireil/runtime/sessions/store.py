@@ -1,185 +1,149 @@
-"""SessionStore: one agent's sessions, messages, attachments and one-shot jobs in `sessions.db`.
+"""SessionStore: one agent's sessions in the original runtime's `sessions.db`, cireil's extras beside it.
 
-One message per row, so a turn appends a few rows instead of rewriting the whole history, and a
-trigram FTS5 index over folded message text keeps query-sessions fast on large stores (search.py).
-The runtime loop thread and the kernel's main thread share one connection behind one lock.
+sessions.db keeps the original's schema and JSON exactly (upstream-formats §4–7): a database the original
+made is used as it is, a new one is made as the original would make it, and only session rows,
+`images`/`summaries` rows of sessions written on purpose and `cron_jobs` rows of `schedule` change.
+Whatever cireil needs beyond that (the query-sessions index, per-message extras) lives in its side file
+(sidestore.py), rebuilt from sessions.db when missing or stale.
+
+Sharing the agent with a running original (§6): every write is one short `BEGIN IMMEDIATE` transaction
+that re-reads the row and refuses (SessionConflict) when it is not what this session was loaded from;
+only committed steps are written; while another process has sessions.db open, the sessions the original
+owns are read-only here (SessionReadOnly) and only cireil's own `internal:` sessions are written.
+The runtime loop thread and the kernel's main thread share the connections behind one lock.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import re
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..messages import now_iso, searchable_text
+from ..messages import now_iso
 from ..session import Session, platform_of
-from .search import compile_query, fold, fts_expression
+from . import history_json as hj
+from . import upstream_schema as us
+from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
+from .rowids import channel_for, id_problem, memory_id, meta_for_new, other_holders, stored_id
+from .sideindex import SideIndex, channel_of, preview_of, to_epoch
+from .sidestore import open_side
 
-SCHEMA_VERSION = 1
-SEARCHED_ROLES = ("user", "assistant")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    platform TEXT NOT NULL,
-    created TEXT,
-    last_activity TEXT,
-    last_activity_ts REAL,
-    cursor INTEGER NOT NULL DEFAULT 0,
-    opened_files TEXT NOT NULL DEFAULT '[]',
-    active_sections TEXT NOT NULL DEFAULT '{}',
-    summaries TEXT NOT NULL DEFAULT '[]',
-    provider TEXT,
-    model TEXT,
-    meta TEXT NOT NULL DEFAULT '{}',
-    message_count INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS messages (
-    rowid INTEGER PRIMARY KEY,
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    message_id TEXT NOT NULL,
-    role TEXT NOT NULL,
-    body TEXT NOT NULL,
-    UNIQUE (session_id, seq),
-    UNIQUE (session_id, message_id)
-);
--- What query-sessions reads, apart from the big message bodies: a scan or an index probe stays in
--- a few small pages. One row per user/assistant message with text; rowid = the message's rowid.
-CREATE TABLE IF NOT EXISTS search (
-    rowid INTEGER PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    role TEXT NOT NULL,
-    timestamp TEXT,
-    ts REAL NOT NULL,
-    text TEXT NOT NULL
-);
--- Trigrams of fold(text), without positions (detail=none): a prefilter only, every literal becomes
--- an AND of its trigrams and the real matcher checks each candidate.
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
-    folded, content='', detail=none, tokenize='trigram case_sensitive 1'
-);
-CREATE TABLE IF NOT EXISTS attachments (
-    id TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    message_id TEXT NOT NULL,
-    filename TEXT NOT NULL,
-    media_type TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    data BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS attachments_by_message ON attachments (session_id, message_id);
-CREATE TABLE IF NOT EXISTS cron_jobs (
-    job_id TEXT PRIMARY KEY,
-    type TEXT NOT NULL,
-    config TEXT NOT NULL,
-    next_run TEXT,
-    status TEXT NOT NULL
-);
-"""
+IMAGES_DIR = "images"
+_ROW = "channel, meta, history, opened_files, last_activity, history_cursor, active_file_sections"
+_PRUNE_WARNED = "prune_warned_at"  # cireil's name for the original's meta.lastContextWarningCursor
+_HOLDERS_TTL = 2.0
 
 
-def to_epoch(value: Any) -> float | None:
-    """ISO-8601 -> seconds; a time without an offset is taken as local time. None when unparseable."""
-    if not isinstance(value, str) or not value:
+__all__ = [
+    "SessionConflict",
+    "SessionError",
+    "SessionFormatError",
+    "SessionReadOnly",
+    "SessionStore",
+    "SessionStoreError",
+    "channel_of",
+    "preview_of",
+    "to_epoch",
+]
+
+
+def _iso_activity(value: Any) -> str | None:
+    """last_activity exactly as Date.toISOString() writes it (§7), from any ISO-8601 cireil holds."""
+    epoch = to_epoch(value)
+    if epoch is None:
         return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    return parsed.timestamp() if parsed.tzinfo else parsed.astimezone().timestamp()
+    return us.iso_ms(datetime.fromtimestamp(epoch, UTC))
 
 
-def channel_of(session_id: str) -> str:
-    return session_id.split(":", 1)[0]
+def _summaries_sig(summaries: list[dict]) -> str:
+    keys = ("slug", "displayName", "startMessageId", "endMessageId", "preserve", "summary")
+    return json.dumps(sorted(([s.get(k) for k in keys] for s in summaries), key=str))
 
 
-def _cut(text: str, limit: int = 100) -> str:
-    return text[:limit] + "..." if len(text) > limit else text
+def _signature(element: dict) -> str:
+    """What ties cireil's extras to one stored message: its role, time and id (cheap; an edit of the text by
+    the original keeps them, a different message at that position does not)."""
+    content = element.get("content")
+    call = content.get("id") if isinstance(content, dict) and content.get("type") == "toolResponse" else ""
+    return f"{element.get('role')}|{element.get('timestamp')}|{element.get('id', '')}|{call}"
 
 
-_TAG = re.compile(r"<[^>]+>")
-
-
-def preview_of(message: dict | None) -> str:
-    """list-sessions' preview of a session's last user/assistant message (reference §4.15)."""
-    if message is None:
-        return ""
-    content = message.get("content")
-    parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
-    text_part = next((p for p in parts if p.get("type") == "text" and p.get("text")), None)
-    if text_part is not None:
-        raw = text_part["text"]
-        return _cut(_TAG.sub("", raw).strip() or raw)
-    calls = [p for p in parts if p.get("type") == "toolCall"]
-    responds = [c for c in calls if c.get("name") == "respond" and isinstance(c.get("input", {}).get("content"), str)]
-    if responds:
-        return _cut(responds[-1]["input"]["content"])
-    if calls:
-        return f"Tool: {calls[0].get('name', '')}"
-    if any(p.get("type") == "image" for p in parts):
-        return "[Image]"
-    return ""
-
-
-def _origins(origin: str | list[str] | tuple[str, ...] | None) -> list[str]:
-    if origin is None:
-        return []
-    return [origin] if isinstance(origin, str) else list(origin)
-
-
-def _filters(
-    id_column: str, origin: Any, since: str | None, time_column: str, text_column: str
-) -> tuple[list[str], list[Any]]:
-    """WHERE clauses shared by list-sessions and query-sessions: no cron sessions, origin prefixes, since."""
-    where = [f"substr({id_column}, 1, 5) != 'cron:'"]
-    args: list[Any] = []
-    prefixes = _origins(origin)
-    if prefixes:
-        # SQL LIKE on purpose (reference §4.15): `%` and `_` in an origin act as wildcards
-        where.append("(" + " OR ".join(f"{id_column} LIKE ? || '%'" for _ in prefixes) + ")")
-        args += prefixes
-    if since:
-        epoch = to_epoch(since)
-        if epoch is not None:
-            where.append(f"{time_column} >= ?")
-            args.append(epoch)
-        else:  # not a date we can read: the reference's plain string comparison
-            where.append(f"{text_column} >= ?")
-            args.append(since)
-    return where, args
-
-
-class SessionStore:
+class SessionStore(SideIndex):
     """Thread-safe: every public method holds the store's lock for its whole database work."""
 
     def __init__(self, db_path: Path) -> None:
         self.path = Path(db_path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Created 0600 before SQLite touches it: the file holds whole conversations.
-        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-        os.close(fd)
-        os.chmod(self.path, 0o600)
+        self.agent_dir = self.path.parent
+        self.images_dir = self.agent_dir / IMAGES_DIR
         self._lock = threading.RLock()
         self._matcher: Any = None  # the query being run, for the SQL function below
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        # Reads through the OS page cache instead of copies into SQLite's own: a large store searches
-        # fast without the kernel process holding its pages twice.
-        self._db.execute("PRAGMA mmap_size=268435456")
-        self._db.create_function("cireil_match", 1, self._match, deterministic=True)
-        self._migrate()
+        self._holders: tuple[float, list[int]] = (0.0, [])
+        self._data_version: int | None = None
+        self.notes: list[str] = []  # what happened on opening, for load_notes
+        self._db = self._open_upstream()
+        try:
+            self.current = us.is_current(self._db)
+            self._columns = us.columns(self._db, "sessions")
+            self._has_summaries = "summaries" in us.tables(self._db)
+            self._sweep_image_temps()
+            self.side = open_side(self.agent_dir)
+            self.side.create_function("cireil_match", 1, self._match, deterministic=True)
+            self.refresh_index()
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise SessionStoreError(f"{self.path}: cannot be read: {exc}") from None
+
+    # -- opening ----------------------------------------------------------------------------------
+
+    def _open_upstream(self) -> sqlite3.Connection:
+        path = self.path
+        new = not path.exists() or path.stat().st_size == 0
+        if new:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)  # private before SQLite writes a byte
+            os.close(fd)
+            os.chmod(path, 0o600)
+        uri = f"file:{path}?mode=rw"  # never a silently created empty file in place of a missing one
+        try:
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0)
+            db.execute("PRAGMA foreign_keys=ON")
+            if new:
+                db.execute("PRAGMA journal_mode=WAL")
+                us.create(db)
+                return db
+            found = us.tables(db)
+        except sqlite3.Error as exc:
+            raise SessionStoreError(f"{path}: cannot be opened: {exc}") from None
+        if us.is_old_cireil(found, us.columns(db, "sessions") if "sessions" in found else []):
+            db.close()
+            from .oldcireil import convert
+
+            try:
+                backup = convert(path, type(self))
+            except Exception as exc:
+                raise SessionStoreError(
+                    f"{path} is in the private format of an earlier cireil and could not be converted to the "
+                    f"original runtime's ({exc}); move it aside to start a new one"
+                ) from None
+            self.notes.append(
+                f"converted from an earlier cireil's private format to the original runtime's; "
+                f"the old file is kept as {backup.name}"
+            )
+            return self._open_upstream()
+        problem = us.schema_problem(db)
+        if problem is not None:
+            db.close()
+            raise SessionStoreError(f"{path}: not a CireilClaw sessions database: {problem}")
+        return db
 
     @classmethod
     def for_agent(cls, agent_dir: Path) -> SessionStore:
@@ -188,6 +152,7 @@ class SessionStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            self.side.close()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -195,298 +160,535 @@ class SessionStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- plumbing -------------------------------------------------------------------------------
-
-    def _migrate(self) -> None:
-        with self._lock:
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(f"{self.path} has schema version {version}; this cireil knows {SCHEMA_VERSION}")
-            if version < SCHEMA_VERSION:  # one script, one transaction: a half-made schema never stays
-                try:
-                    self._db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;")
-                except sqlite3.Error:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
-                    raise
-
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _side_transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            self.side.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
+                yield self.side
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self.side.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+            self.side.execute("COMMIT")
 
     def _match(self, text: str | None) -> bool:
         return text is not None and self._matcher.test(text)
 
-    # -- sessions -------------------------------------------------------------------------------
+    def holders(self) -> list[int]:
+        """Other processes with sessions.db open (the original's `run`, most likely); cached briefly."""
+        at, pids = self._holders
+        now = time.monotonic()
+        if now - at > _HOLDERS_TTL:
+            pids = other_holders(self.path)
+            self._holders = (now, pids)
+        return pids
+
+    # -- reading rows -----------------------------------------------------------------------------
+
+    def _select(self) -> str:
+        have = set(self._columns)
+        cols = [
+            c if c in have else {"last_activity": "NULL", "history_cursor": "0", "active_file_sections": "'{}'"}[c]
+            for c in _ROW.split(", ")
+        ]
+        return ", ".join(cols)
+
+    def _raw_row(self, db: sqlite3.Connection, row_id: str) -> tuple | None:
+        return db.execute(f"SELECT {self._select()} FROM sessions WHERE id = ?", (row_id,)).fetchone()
+
+    def _load_image(self, ref: str, media_type: str) -> bytes | None:
+        if not re.fullmatch(r"[0-9a-zA-Z]+", ref):
+            return None
+        try:
+            return (self.images_dir / f"{ref}{hj.ext_for(media_type)}").read_bytes()
+        except OSError:
+            return None
+
+    @staticmethod
+    def _row_problem(row_id: str, row: tuple) -> tuple[str | None, Any]:
+        """(what is wrong with the row apart from its history, or None; its meta)."""
+        try:
+            meta = json.loads(row[1])
+        except (ValueError, TypeError):
+            meta = None
+        problem = id_problem(row_id, row[0], meta)
+        if problem is None:
+            try:
+                opened = json.loads(row[3])
+            except (ValueError, TypeError):
+                opened = None
+            if not isinstance(opened, list) or not all(isinstance(p, str) for p in opened):
+                problem = "opened_files is not a JSON array of strings"
+        return problem, meta
+
+    def _decode(self, row_id: str, row: tuple, *, images: bool = True) -> tuple[list[dict], list, dict]:
+        """(memory history, the stored elements as parsed, meta); SessionFormatError naming the problem."""
+        history_text = row[2]
+        problem, meta = self._row_problem(row_id, row)
+        if problem is None:
+            try:
+                elements = hj.parse_history(history_text if isinstance(history_text, str) else "")
+                loader = self._load_image if images else (lambda ref, media_type: None)
+                history = [hj.decode_message(e, i, loader) for i, e in enumerate(elements)]
+            except hj.HistoryFormatError as exc:
+                problem = str(exc)
+        if problem is not None:
+            raise SessionFormatError(f"sessions.db: session {memory_id(row_id)}: {problem}; it was left unchanged")
+        return history, elements, meta
+
+    def get(self, session_id: str) -> Session | None:
+        """The stored session, or None; SessionFormatError (one line) when its row cannot be read."""
+        row_id = stored_id(session_id)
+        if row_id is None:
+            return None
+        with self._lock:
+            row = self._raw_row(self._db, row_id)
+            if row is None:
+                return None
+            history, elements, meta = self._decode(row_id, row)
+            extras = {
+                pos: (fp, json.loads(ex))
+                for pos, fp, ex in self.side.execute(
+                    "SELECT pos, fingerprint, extras FROM message_extras WHERE session_id = ?", (row_id,)
+                )
+            }
+            side = self.side.execute(
+                "SELECT created, meta, summaries FROM session_extras WHERE session_id = ?", (row_id,)
+            ).fetchone()
+            summaries = self._summaries(row_id)
+        for pos, (fp, extra) in extras.items():
+            if pos < len(elements) and _signature(elements[pos]) == fp:
+                parts = history[pos].get("content")
+                for index, keys in extra.pop("parts", {}).items():
+                    if isinstance(parts, list) and int(index) < len(parts):
+                        parts[int(index)].update(keys)
+                history[pos].update(extra)  # an extra "id" replaces the positional one; _noid keeps it unwritten
+        try:
+            sections = json.loads(row[6])
+        except (ValueError, TypeError):
+            sections = {}
+        if not isinstance(sections, dict):
+            sections = {}
+        cireil_meta = json.loads(side[1]) if side else {}
+        if isinstance(meta.get("lastContextWarningCursor"), int):
+            cireil_meta[_PRUNE_WARNED] = meta["lastContextWarningCursor"]
+        cursor = row[5] if isinstance(row[5], int) else 0
+        session = Session(
+            id=session_id,
+            platform=platform_of(session_id),
+            opened_files=json.loads(row[3]),
+            active_sections={k: list(v) for k, v in sections.items() if isinstance(v, list)},
+            history=history,
+            cursor=max(0, min(cursor, len(history))),
+            summaries=summaries + (json.loads(side[2]) if side else []),
+            last_activity=row[4],
+            created=side[0] if side else None,
+            provider=meta.get("selectedProvider"),
+            model=meta.get("selectedModel"),
+            meta=cireil_meta,
+        )
+        session.store_state = {"row_id": row_id, "base": tuple(row), "meta": meta, "count": len(elements)}
+        session.store_state["committed"] = {id(m) for m in history}
+        session.store_state["summaries_sig"] = _summaries_sig(summaries)
+        # each message's stored element: an unchanged message is written back byte for byte (key order too)
+        session.store_state["loaded"] = {id(m): e for m, e in zip(history, elements, strict=True)}
+        return session
+
+    def _summaries(self, row_id: str) -> list[dict]:
+        if not self._has_summaries:
+            return []
+        out = []
+        for slug, name, start, end, preserve, summary in self._db.execute(
+            "SELECT slug, display_name, start_message_id, end_message_id, preserve, summary"
+            " FROM summaries WHERE session_id = ? ORDER BY id",
+            (row_id,),
+        ):
+            try:
+                kept = json.loads(preserve)
+            except (ValueError, TypeError):
+                kept = []
+            out.append(
+                {
+                    "slug": slug,
+                    "displayName": name,
+                    "startMessageId": start,
+                    "endMessageId": end,
+                    "preserve": kept if isinstance(kept, list) else [],
+                    "summary": summary,
+                }
+            )
+        return out
 
     def open_session(self, session_id: str, *, platform: str | None = None) -> Session:
+        """The stored session, or a new one in memory: its row is written with its first commit."""
         with self._lock:
             found = self.get(session_id)
             if found is not None:
                 return found
-            session = Session(id=session_id, platform=platform or platform_of(session_id), created=now_iso())
-            with self._transaction() as db:
-                created = db.execute(
-                    "INSERT OR IGNORE INTO sessions (id, platform, created) VALUES (?, ?, ?)",
-                    (session.id, session.platform, session.created),
-                ).rowcount
-            # another process (a second kernel on the same agent) may have created it in between
-            return session if created else self.get(session_id) or session
-
-    def get(self, session_id: str) -> Session | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT platform, created, last_activity, cursor, opened_files, active_sections, summaries,"
-                " provider, model, meta FROM sessions WHERE id = ?",
-                (session_id,),
-            ).fetchone()
-            if row is None:
-                return None
-            bodies = self._db.execute(
-                "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
-            ).fetchall()
-        platform, created, last_activity, cursor, opened, sections, summaries, provider, model, meta = row
-        return Session(
-            id=session_id,
-            platform=platform,
-            opened_files=json.loads(opened),
-            active_sections=json.loads(sections),
-            history=[json.loads(b) for (b,) in bodies],
-            cursor=cursor,
-            summaries=json.loads(summaries),
-            last_activity=last_activity,
-            created=created,
-            provider=provider,
-            model=model,
-            meta=json.loads(meta),
-        )
+        return Session(id=session_id, platform=platform or platform_of(session_id), created=now_iso())
 
     def exists(self, session_id: str) -> bool:
+        row_id = stored_id(session_id)
+        if row_id is None:
+            return False
         with self._lock:
-            return self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
+            return self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (row_id,)).fetchone() is not None
 
     def session_ids(self) -> list[str]:
         with self._lock:
-            return [r[0] for r in self._db.execute("SELECT id FROM sessions ORDER BY id")]
+            return sorted(memory_id(r[0]) for r in self._db.execute("SELECT id FROM sessions"))
 
-    def _write_state(self, db: sqlite3.Connection, session: Session) -> None:
-        cur = db.execute(
-            "UPDATE sessions SET platform = ?, created = ?, last_activity = ?, last_activity_ts = ?, cursor = ?,"
-            " opened_files = ?, active_sections = ?, summaries = ?, provider = ?, model = ?, meta = ? WHERE id = ?",
-            (
-                session.platform,
-                session.created,
-                session.last_activity,
-                to_epoch(session.last_activity),
-                session.cursor,
-                json.dumps(session.opened_files, ensure_ascii=False),
-                json.dumps(session.active_sections, ensure_ascii=False),
-                json.dumps(session.summaries, ensure_ascii=False),
-                session.provider,
-                session.model,
-                json.dumps(session.meta, ensure_ascii=False, default=list),
-                session.id,
-            ),
-        )
-        if cur.rowcount == 0:  # a Session made outside the store: it becomes a stored one
-            db.execute(
-                "INSERT INTO sessions (id, platform, created) VALUES (?, ?, ?)",
-                (session.id, session.platform, session.created or now_iso()),
+    # -- writing ----------------------------------------------------------------------------------
+
+    def read_only_reason(self, session: Session) -> str | None:
+        """Why this session must not be written now (§6.3), or None."""
+        row_id = stored_id(session.id)
+        if row_id is None:
+            return None
+        if not self.current:
+            return (
+                f"sessions.db was last opened by an older CireilClaw (its migrations are not all applied); "
+                f"cireil only reads it, session {session.id} is read-only until the original has opened it"
             )
-            self._write_state(db, session)
+        state = getattr(session, "store_state", None) or {}
+        if state.get("legacy"):
+            return f"session {session.id} has a legacy id the original renames at load; cireil leaves it read-only"
+        pids = self.holders()
+        if not pids:
+            return None
+        targeted = self._run_targets().get(row_id)
+        if targeted is not None:
+            return (
+                f"session {session.id} is the target of {targeted}, which the original runtime (running: pid "
+                f"{', '.join(map(str, pids))}) runs inside it and saves; it is read-only here while that process runs"
+            )
+        if channel_for(row_id) == "internal" and (state.get("base") is None or self._own(row_id)):
+            return None  # a session the original cannot know about: cireil's own (§6.3 item 5)
+        return (
+            f"session {session.id} belongs to the original runtime, which has sessions.db open "
+            f"(pid {', '.join(map(str, pids))}); it is read-only here while that process runs"
+        )
+
+    def _run_targets(self) -> dict[str, str]:
+        """Sessions a running original writes by itself: `main` cron jobs and the heartbeat run inside their
+        target and save it (upstream-formats §3.4, §3.5). Session id -> what targets it."""
+        import tomllib
+
+        found: dict[str, str] = {}
+        config = self.agent_dir / "config"
+        try:
+            cron = tomllib.loads((config / "cron.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            cron = {}
+        jobs = cron.get("jobs") if isinstance(cron.get("jobs"), list) else []
+        for job in jobs:
+            if isinstance(job, dict) and job.get("execution") == "main" and isinstance(job.get("target"), str):
+                found.setdefault(job["target"], f"the cron job {job.get('id')!r} (config/cron.toml)")
+        try:
+            heartbeat = tomllib.loads((config / "heartbeat.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            heartbeat = {}
+        if heartbeat.get("enabled") is True and isinstance(heartbeat.get("target"), str):
+            found.setdefault(heartbeat["target"], "the heartbeat (config/heartbeat.toml)")
+        return found
+
+    def _own(self, row_id: str) -> bool:
+        row = self.side.execute("SELECT own FROM session_extras WHERE session_id = ?", (row_id,)).fetchone()
+        return bool(row and row[0])
+
+    def _sweep_image_temps(self) -> None:
+        """Temp files of image writes a killed process left (never named as images): gone after an hour."""
+        cutoff = time.time() - 3600
+        for temp in self.images_dir.glob(".*.tmp") if self.images_dir.is_dir() else ():
+            try:
+                if temp.is_file() and temp.stat().st_mtime < cutoff:
+                    temp.unlink()
+            except OSError:
+                continue
+
+    def _store_image(self, data: bytes, media_type: str) -> str:
+        """BLAKE3-named file under images/, written (atomically, never overwritten) before any row names it."""
+        import blake3  # the original names image files by BLAKE3 of their bytes (§4.7)
+
+        ref = blake3.blake3(data).hexdigest()
+        target = self.images_dir / f"{ref}{hj.ext_for(media_type)}"
+        if not target.exists():
+            self.images_dir.mkdir(parents=True, exist_ok=True)
+            temp = self.images_dir / f".{ref}.{secrets.token_hex(4)}.tmp"
+            temp.write_bytes(data)
+            os.replace(temp, target)
+        return ref
+
+    def _upstream_meta(self, session: Session, base_meta: dict) -> dict:
+        """The row's meta: the original's keys in its order, unset ones omitted, never null or empty (§4.4)."""
+        meta = dict(base_meta)
+        for key, value in (("selectedProvider", session.provider), ("selectedModel", session.model)):
+            meta.pop(key, None)
+            if isinstance(value, str) and value:
+                meta[key] = value
+        warned = session.meta.get(_PRUNE_WARNED)
+        meta.pop("lastContextWarningCursor", None)
+        if isinstance(warned, int) and not isinstance(warned, bool) and warned >= 0:
+            meta["lastContextWarningCursor"] = warned
+        order = (
+            "channelId",
+            "guildId",
+            "parentChannelId",
+            "roomId",
+            "isNsfw",
+            "historyBarrier",
+            "lastContextWarningCursor",
+            "selectedProvider",
+            "selectedModel",
+        )
+        return {k: meta[k] for k in order if k in meta} | {k: v for k, v in meta.items() if k not in order}
+
+    def _write(self, session: Session, *, committed_only: bool) -> None:
+        # one critical section from reading what the row was based on to recording what it is now: two threads
+        # saving one session (a widget's call and a turn) must not see each other as another process
+        with self._lock:
+            self._write_locked(session, committed_only=committed_only)
+
+    def _write_locked(self, session: Session, *, committed_only: bool) -> None:
+        row_id = stored_id(session.id)
+        if row_id is None:
+            return  # isolated cron runs are never saved (§5)
+        state = getattr(session, "store_state", None)
+        if state is None:
+            state = {"row_id": row_id, "base": None, "meta": meta_for_new(row_id), "count": 0, "committed": set()}
+            session.store_state = state
+        channel = channel_for(row_id)
+        committed = state["committed"]
+        loaded: dict[int, dict] = state.get("loaded", {})
+        new_loaded: dict[int, dict] = {}
+        first_change: int | None = None
+        # everything before the database transaction: JSON, image files (written before their rows)
+        texts: list[str] = []
+        written: list[dict] = []  # the memory messages behind texts, position for position
+        extras: dict[int, tuple[str, dict]] = {}
+        refs: list[tuple[str, str]] = []
+        written_ids: set[str] = set()
+        cursor = 0
+        for index, message in enumerate(session.history):
+            if committed_only and id(message) not in committed:
+                continue
+            up, extra = hj.encode_message(message, channel, self._store_image, refs)
+            if up is None:
+                continue
+            element = loaded.get(id(message))
+            if element is not None and element == up:
+                up = element  # as stored, in the original's key order
+            elif first_change is None:
+                first_change = len(texts)
+            text = hj.dumps(up)
+            new_loaded[id(message)] = up
+            if extra:
+                extras[len(texts)] = (_signature(up), extra)
+            if isinstance(up.get("id"), str):
+                written_ids.add(up["id"])
+            if index < session.cursor:
+                cursor += 1
+            texts.append(text)
+            written.append(message)
+        history_text = "[" + ",".join(texts) + "]"
+        meta_text = hj.dumps(self._upstream_meta(session, state["meta"]))
+        base = state["base"]
+        last_activity = _iso_activity(session.last_activity) or (base[4] if base else None)
+        new_row = (
+            channel,
+            meta_text,
+            history_text,
+            hj.dumps(list(session.opened_files)),
+            last_activity,
+            cursor,
+            hj.dumps({k: list(v) for k, v in session.active_sections.items()}),
+        )
+        upstream_summaries, side_summaries = [], []
+        for summary in session.summaries:
+            named = [summary.get("startMessageId"), summary.get("endMessageId"), *summary.get("preserve", [])]
+            (upstream_summaries if all(n in written_ids for n in named) else side_summaries).append(summary)
+        summaries_sig = _summaries_sig(upstream_summaries)
+        unchanged = base is not None and tuple(base) == new_row and state.get("summaries_sig") == summaries_sig
+        if unchanged:  # sessions.db already holds exactly this: only cireil's side file may have news
+            with self._lock:
+                self._after_write(session, row_id, new_row, written, len(texts), extras, side_summaries, False)
+                state["loaded"] = new_loaded
+            return
+        reason = self.read_only_reason(session)
+        if reason is not None:
+            raise SessionReadOnly(reason)
+        with self._lock:
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:  # busy for the whole busy timeout: the other writer holds on
+                raise SessionError(
+                    f"session {session.id} was not written: sessions.db stayed locked by another process for 5 s "
+                    f"({exc}); nothing was changed, try again"
+                ) from None
+            try:
+                current = self._raw_row(db, row_id)
+                if (tuple(current) if current else None) != (tuple(base) if base else None):
+                    raise SessionConflict(
+                        f"session {session.id} changed in sessions.db since cireil read it (another process wrote "
+                        "it); nothing was overwritten: cireil reads it again, send the message again to continue"
+                    )
+                db.execute(
+                    "INSERT INTO sessions (id, channel, meta, history, opened_files, last_activity, history_cursor,"
+                    " active_file_sections) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+                    " channel = excluded.channel, meta = excluded.meta, history = excluded.history,"
+                    " opened_files = excluded.opened_files, last_activity = excluded.last_activity,"
+                    " history_cursor = excluded.history_cursor, active_file_sections = excluded.active_file_sections",
+                    (row_id, *new_row),
+                )
+                db.executemany(
+                    "INSERT OR IGNORE INTO images (id, session_id, media_type) VALUES (?, ?, ?)",
+                    [(ref, row_id, media_type) for ref, media_type in dict.fromkeys(refs)],
+                )
+                if self._has_summaries:
+                    self._sync_summaries(db, row_id, upstream_summaries)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            created_row = base is None
+            state["base"] = new_row
+            state["meta"] = json.loads(meta_text)
+            state["committed"] = {id(m) for m in session.history if id(m) in committed or not committed_only}
+            first = min(state["count"], len(texts), len(texts) if first_change is None else first_change)
+            state["count"] = len(texts)
+            state["loaded"] = new_loaded
+            state["summaries_sig"] = summaries_sig
+            self._after_write(session, row_id, new_row, written, first, extras, side_summaries, created_row)
+
+    def _sync_summaries(self, db: sqlite3.Connection, row_id: str, summaries: list[dict]) -> None:
+        existing = {
+            slug: (rid, (name, start, end, preserve, text))
+            for rid, slug, name, start, end, preserve, text in db.execute(
+                "SELECT id, slug, display_name, start_message_id, end_message_id, preserve, summary"
+                " FROM summaries WHERE session_id = ?",
+                (row_id,),
+            )
+        }
+        wanted = {s["slug"]: s for s in summaries}
+        for slug, (rid, _) in existing.items():
+            if slug not in wanted:
+                db.execute("DELETE FROM summaries WHERE id = ?", (rid,))
+        for slug, s in wanted.items():
+            values = (
+                s.get("displayName") or slug,
+                s["startMessageId"],
+                s["endMessageId"],
+                hj.dumps(list(s.get("preserve", []))),
+                s.get("summary", ""),
+            )
+            if slug in existing:
+                if existing[slug][1] == values:
+                    continue
+                db.execute("DELETE FROM summaries WHERE id = ?", (existing[slug][0],))
+            created = int(time.time())  # Unix seconds, as the original writes them (§4.8)
+            db.execute(
+                "INSERT INTO summaries (session_id, slug, display_name, start_message_id, end_message_id, preserve,"
+                " summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (row_id, slug, *values, created),
+            )
+
+    def _after_write(
+        self,
+        session: Session,
+        row_id: str,
+        row: tuple,
+        written: list[dict],
+        first: int,
+        extras: dict[int, tuple[str, dict]],
+        side_summaries: list[dict],
+        created_row: bool,
+    ) -> None:
+        """cireil's side file follows the row just written: extras, and the index from the first change on."""
+        cireil_meta = {k: v for k, v in session.meta.items() if k != _PRUNE_WARNED}
+        meta_json = json.dumps(cireil_meta, default=list)
+        rows = [(row_id, pos, fp, hj.dumps(extra)) for pos, (fp, extra) in extras.items()]
+        state = session.store_state or {}
+        extras_sig = hash(tuple(rows))
+        with self._side_transaction() as side:
+            if state.get("extras_sig") != extras_sig:
+                side.execute("DELETE FROM message_extras WHERE session_id = ?", (row_id,))
+                side.executemany(
+                    "INSERT INTO message_extras (session_id, pos, fingerprint, extras) VALUES (?, ?, ?, ?)", rows
+                )
+                state["extras_sig"] = extras_sig
+            side.execute(
+                "INSERT INTO session_extras (session_id, created, own, meta, summaries) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(session_id) DO UPDATE SET created = COALESCE(session_extras.created, excluded.created),"
+                " own = MAX(session_extras.own, excluded.own), meta = excluded.meta, summaries = excluded.summaries",
+                (row_id, session.created, int(created_row), meta_json, hj.dumps(side_summaries)),
+            )
+            self._index_session(side, row_id, row, written, first)
 
     def save_state(self, session: Session) -> None:
-        with self._transaction() as db:
-            self._write_state(db, session)
+        """Write the session's state with its committed history (a turn in progress stays out)."""
+        state = getattr(session, "store_state", None)
+        if state is None and not (session.opened_files or session.summaries or session.active_sections):
+            return  # nothing worth a row yet
+        self._write(session, committed_only=True)
 
     def commit(self, session: Session, new_messages: list[dict]) -> None:
-        """Append `new_messages` (already in session.history) and save the state: all of it, or nothing."""
+        """Write the session with `new_messages` (already at the end of session.history): all of it, or nothing."""
         kept = [m for m in new_messages if m.get("persistent", True) is not False]
         users = [m.get("timestamp") for m in kept if m.get("role") == "user" and m.get("timestamp")]
-        last_activity = users[-1] if users else session.last_activity
         previous = session.last_activity
-        session.last_activity = last_activity
+        if users:
+            session.last_activity = users[-1]
+        state = getattr(session, "store_state", None)
+        fresh = state is None
+        if state is None:
+            state = {"row_id": stored_id(session.id), "base": None, "count": 0, "committed": set()}
+            state["meta"] = meta_for_new(state["row_id"] or "")
+            session.store_state = state
+            if state["row_id"] is not None and self.exists(session.id):
+                state["base"] = ("(made outside the store)",)  # a Session made elsewhere never overwrites a row
+        before = set(state["committed"])
+        # a new session's whole history is its first step; otherwise only these messages join what is committed
+        state["committed"] = before | {id(m) for m in (session.history if fresh else kept)}
         try:
-            with self._transaction() as db:
-                self._write_state(db, session)  # first: it creates the row of a session made elsewhere
-                (seq,) = db.execute(
-                    "SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = ?", (session.id,)
-                ).fetchone()
-                counted = 0
-                for offset, message in enumerate(kept):
-                    self._insert_message(db, session.id, seq + offset, message)
-                    counted += message.get("role") in SEARCHED_ROLES
-                if counted:
-                    db.execute(
-                        "UPDATE sessions SET message_count = message_count + ? WHERE id = ?", (counted, session.id)
-                    )
+            self._write(session, committed_only=True)
         except BaseException:
             session.last_activity = previous
+            state["committed"] = before
             raise
-
-    def _insert_message(self, db: sqlite3.Connection, session_id: str, seq: int, message: dict) -> None:
-        cur = db.execute(
-            "INSERT INTO messages (session_id, seq, message_id, role, body) VALUES (?, ?, ?, ?, ?)",
-            (
-                session_id,
-                seq,
-                message.get("id") or f"seq{seq}",
-                message.get("role", ""),
-                json.dumps(message, ensure_ascii=False),
-            ),
-        )
-        self._index(db, cur.lastrowid, session_id, message)
-
-    def _index(self, db: sqlite3.Connection, rowid: int | None, session_id: str, message: dict) -> None:
-        role = message.get("role", "")
-        text = searchable_text(message) if role in SEARCHED_ROLES else ""
-        if not text:
-            return
-        timestamp = message.get("timestamp")
-        db.execute(
-            "INSERT INTO search (rowid, session_id, role, timestamp, ts, text) VALUES (?, ?, ?, ?, ?, ?)",
-            (rowid, session_id, role, timestamp, to_epoch(timestamp) or 0, text),
-        )
-        db.execute("INSERT INTO search_fts (rowid, folded) VALUES (?, ?)", (rowid, fold(text)))
-
-    def _unindex(self, db: sqlite3.Connection, rowid: int) -> None:
-        row = db.execute("SELECT text FROM search WHERE rowid = ?", (rowid,)).fetchone()
-        if row is None:
-            return
-        # a contentless index forgets a row only when told the text it was given
-        db.execute("INSERT INTO search_fts (search_fts, rowid, folded) VALUES ('delete', ?, ?)", (rowid, fold(row[0])))
-        db.execute("DELETE FROM search WHERE rowid = ?", (rowid,))
 
     # -- single messages ------------------------------------------------------------------------
 
     def find_message(self, session_id: str, message_id: str) -> dict | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT body FROM messages WHERE session_id = ? AND message_id = ?", (session_id, message_id)
-            ).fetchone()
-        return json.loads(row[0]) if row else None
+        try:
+            session = self.get(session_id)
+        except SessionError:
+            return None
+        if session is None:
+            return None
+        return next((m for m in session.history if m.get("id") == message_id), None)
 
     def update_message(self, session_id: str, message: dict) -> None:
         """Replace the stored message with the same id (a reaction was added); KeyError when there is none."""
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT rowid FROM messages WHERE session_id = ? AND message_id = ?", (session_id, message.get("id"))
-            ).fetchone()
-            if row is None:
+        with self._lock:
+            session = self.get(session_id)
+            if session is None:
                 raise KeyError(f"message {message.get('id')!r} is not stored in session {session_id!r}")
-            db.execute(
-                "UPDATE messages SET role = ?, body = ? WHERE rowid = ?",
-                (message.get("role", ""), json.dumps(message, ensure_ascii=False), row[0]),
-            )
-            self._unindex(db, row[0])
-            self._index(db, row[0], session_id, message)
+            for index, stored in enumerate(session.history):
+                if stored.get("id") == message.get("id"):
+                    session.history[index] = message
+                    session.store_state["committed"].add(id(message))
+                    break
+            else:
+                raise KeyError(f"message {message.get('id')!r} is not stored in session {session_id!r}")
+            self._write(session, committed_only=True)
 
-    # -- listing and search ---------------------------------------------------------------------
-
-    def list_sessions(
-        self,
-        *,
-        limit: int = 15,
-        offset: int = 0,
-        order: str = "desc",
-        origin: str | list[str] | None = None,
-        since: str | None = None,
-    ) -> list[dict]:
-        where, args = _filters("id", origin, since, "last_activity_ts", "last_activity")
-        direction = "ASC" if order == "asc" else "DESC"
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, COALESCE(last_activity, created), message_count FROM sessions"
-                f" WHERE {' AND '.join(where)}"
-                f" ORDER BY COALESCE(last_activity_ts, 0) {direction}, id {direction} LIMIT ? OFFSET ?",
-                (*args, int(limit), int(offset)),
-            ).fetchall()
-            out = []
-            for session_id, last, count in rows:
-                last_row = self._db.execute(
-                    "SELECT body FROM messages WHERE session_id = ? AND role IN ('user', 'assistant')"
-                    " ORDER BY seq DESC LIMIT 1",
-                    (session_id,),
-                ).fetchone()
-                out.append(
-                    {
-                        "channel": channel_of(session_id),
-                        "id": session_id,
-                        "lastActivity": last,
-                        "messageCount": count,
-                        "preview": preview_of(json.loads(last_row[0]) if last_row else None),
-                    }
-                )
-        return out
-
-    def last_active(self) -> str | None:
-        """The id of the most recently active session (channel "last"), as list-sessions orders them."""
-        recent = self.list_sessions(limit=1, order="desc")
-        return recent[0]["id"] if recent else None
-
-    def query(
-        self,
-        query: str,
-        *,
-        mode: str = "glob",
-        limit: int = 15,
-        offset: int = 0,
-        order: str = "desc",
-        origin: str | list[str] | None = None,
-        since: str | None = None,
-    ) -> tuple[list[dict], int]:
-        """(matches, totalMatches). Raises re.error for an invalid regex."""
-        matcher = compile_query(query, mode)
-        where, args = _filters("session_id", origin, since, "ts", "timestamp")
-        if matcher.literals:
-            where.append("rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)")
-            args.append(fts_expression(matcher.literals))
-        if matcher.substring is not None:
-            where.append("instr(text, ?) > 0")  # exact and case-sensitive, like `in`, without a Python call
-            args.append(matcher.substring)
-        else:
-            where.append("cireil_match(text)")
-        with self._lock:
-            self._matcher = matcher
-            try:
-                # every match as (time, rowid), unsorted: the total, and the page picked with a heap,
-                # cost one pass over the candidates and no sort of all of them
-                found = self._db.execute(f"SELECT ts, rowid FROM search WHERE {' AND '.join(where)}", args).fetchall()
-            finally:
-                self._matcher = None
-            pick = heapq.nsmallest if order == "asc" else heapq.nlargest
-            page = [rowid for _, rowid in pick(int(offset) + int(limit), found)[int(offset) :]]
-            rows = {
-                r[0]: r[1:]
-                for r in self._db.execute(
-                    f"SELECT rowid, session_id, role, timestamp, text FROM search"
-                    f" WHERE rowid IN ({','.join('?' * len(page))})",
-                    page,
-                )
-            }
-        matches = []
-        for rowid in page:
-            session_id, role, timestamp, text = rows[rowid]
-            item: dict[str, Any] = {"channel": channel_of(session_id), "content": text, "role": role}
-            item["sessionId"] = session_id
-            if timestamp:
-                item["timestamp"] = timestamp
-            matches.append(item)
-        return matches, len(found)
-
-    # -- attachments ----------------------------------------------------------------------------
+    # -- attachments (files a person attached in the notebook; cireil's side file) -----------------
 
     def add_attachment(self, session_id: str, message_id: str, filename: str, media_type: str, data: bytes) -> dict:
         attachment_id = "a" + secrets.token_hex(6)
-        with self._transaction() as db:
-            db.execute(
+        with self._side_transaction() as side:
+            side.execute(
                 "INSERT INTO attachments (id, session_id, message_id, filename, media_type, size, data)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (attachment_id, session_id, message_id, filename, media_type, len(data), bytes(data)),
@@ -495,30 +697,63 @@ class SessionStore:
 
     def attachments(self, session_id: str, message_id: str) -> list[tuple[dict, bytes]]:
         with self._lock:
-            rows = self._db.execute(
+            rows = self.side.execute(
                 "SELECT id, filename, size, media_type, data FROM attachments"
                 " WHERE session_id = ? AND message_id = ? ORDER BY rowid",
                 (session_id, message_id),
             ).fetchall()
         return [({"id": i, "filename": f, "size": s, "mediaType": t}, bytes(d)) for i, f, s, t, d in rows]
 
-    # -- one-shot jobs (schedule, reference §4.19) ----------------------------------------------
+    # -- one-shot jobs: the original's cron_jobs table, written as its schedule tool writes (§4.9) --
 
     def upsert_job(self, job: dict) -> None:
         next_run = (job.get("schedule") or {}).get("at")
-        with self._transaction() as db:
-            db.execute(
-                "INSERT INTO cron_jobs (job_id, type, config, next_run, status) VALUES (?, 'one-shot', ?, ?, ?)"
-                " ON CONFLICT (job_id) DO UPDATE SET type = excluded.type, config = excluded.config,"
-                " next_run = excluded.next_run, status = excluded.status",
-                (job["id"], json.dumps(job, ensure_ascii=False), next_run, job.get("status", "pending")),
-            )
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT INTO cron_jobs (job_id, type, config, next_run, status, retry_count, created_at)"
+                    " VALUES (?, 'one-shot', ?, ?, 'pending', 0, ?) ON CONFLICT (job_id) DO UPDATE SET"
+                    " type = excluded.type, config = excluded.config, next_run = excluded.next_run,"
+                    " status = excluded.status, retry_count = excluded.retry_count, created_at = excluded.created_at",
+                    (job["id"], hj.dumps(job), next_run, us.iso_now()),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def delete_job(self, job_id: str) -> None:
-        with self._transaction() as db:
-            db.execute("DELETE FROM cron_jobs WHERE job_id = ?", (job_id,))
+        with self._lock:
+            self._db.execute("DELETE FROM cron_jobs WHERE job_id = ?", (job_id,))
 
     def jobs(self) -> list[dict]:
         with self._lock:
-            rows = self._db.execute("SELECT config FROM cron_jobs ORDER BY next_run, job_id").fetchall()
-        return [json.loads(c) for (c,) in rows]
+            if "cron_jobs" not in us.tables(self._db):
+                return []
+            rows = self._db.execute(
+                "SELECT config FROM cron_jobs WHERE type = 'one-shot' AND status = 'pending' ORDER BY next_run, job_id"
+            ).fetchall()
+        out = []
+        for (config,) in rows:
+            try:
+                job = json.loads(config)
+            except (ValueError, TypeError):
+                continue
+            if isinstance(job, dict) and isinstance(job.get("id"), str):
+                out.append(job)
+        return out
+
+    def load_notes(self) -> list[str]:
+        """What loading the agent says about its sessions, one line each (read-only, unreadable sessions)."""
+        notes = list(self.notes)
+        pids = self.holders()
+        if pids:
+            notes.append(
+                f"open in another process (pid {', '.join(map(str, pids))}, the original runtime?): its Discord, TUI "
+                "and existing internal sessions are read-only here; notebook sessions stay writable"
+            )
+        elif not self.current:
+            notes.append("last opened by an older CireilClaw: cireil reads its sessions but writes none")
+        notes += self.unreadable()
+        return notes

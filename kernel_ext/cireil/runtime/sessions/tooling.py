@@ -71,8 +71,8 @@ def message_text(message: dict) -> str:
             piece = _thinking(part.get("thinking") or "")
         elif kind == "redactedThinking":
             piece = "[redacted_thinking]"
-        elif kind in ("image", "video"):
-            piece = f"[{kind}]"
+        elif kind in ("image", "video", "image_ref", "video_ref"):  # a ref whose file is gone is still a picture
+            piece = f"[{kind.removesuffix('_ref')}]"
         else:
             piece = ""
         if piece:

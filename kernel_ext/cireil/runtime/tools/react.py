@@ -29,7 +29,9 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     reactions = message.setdefault("reactions", [])
     if emoji not in reactions:
         reactions.append(emoji)
-    if stored is not None:  # a message of the turn in progress is stored, reaction included, when the turn commits
+    if in_history is not None:  # the live session: its committed part is saved, a turn in progress stays out
+        store.save_state(ctx.session)
+    elif stored is not None:
         store.update_message(ctx.session.id, message)
     ctx.conversation.events({"type": "react", "sessionId": ctx.session.id, "messageId": message_id, "emoji": emoji})
     return {"reacted": True, "success": True}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import ToolError
 from ..params import Number, Params, String
-from ..sessions.store import to_epoch
+from ..sessions.store import SessionError, to_epoch
 from ..sessions.tooling import absolute_time, conversation_messages, message_text, store_of
 from ..tool import Tool, ToolContext
 
@@ -15,7 +15,12 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     if session_id == ctx.session.id:
         history = ctx.session.history  # the turn in progress is not committed yet; it is readable too
     else:
-        stored = store.get(session_id)
+        try:
+            stored = store.get(session_id)
+        except SessionError as exc:
+            raise ToolError(
+                str(exc), hint="The session's row in sessions.db is not in the original's format."
+            ) from None
         if stored is None:
             raise ToolError(f"Session not found: {session_id}", hint="list-sessions shows the sessions there are.")
         history = stored.history

@@ -1,0 +1,100 @@
+"""cireil's own SQLite file beside sessions.db: what cireil keeps that the original's format has no place for.
+
+`<agent>/cireil-side.db` (upstream-formats §7: a file inside the agent directory with a name the original
+never uses; never a directory under agents/, never a table or column in sessions.db). It holds
+  - the query-sessions index (search rows + trigram FTS5) and list-sessions' per-session figures,
+    derived from sessions.db and rebuilt from it when missing or stale (a per-session fingerprint);
+  - per-message extras (reactions, usage, notice/media flags, ids a Discord history cannot hold),
+    tied to a message position and that message's role, time and ids, so when the original rewrites
+    the history they are dropped instead of attached to the wrong message;
+  - per-session extras (when cireil created it, cireil's own meta, summaries the original cannot hold);
+  - notebook attachments that are not images (the original keeps only Discord URLs for those).
+It is general by design: later recorders (turns, saved calls) add their own tables here.
+Losing the file loses only those extras; everything the original can express lives in sessions.db.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+SIDE_FILE = "cireil-side.db"
+SIDE_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS indexed_sessions (
+    session_id TEXT PRIMARY KEY,      -- the row id in sessions.db
+    mem_id TEXT NOT NULL,             -- the id cireil shows (notebook:main for internal:notebook:main)
+    fingerprint TEXT NOT NULL,        -- length(history), cursor, last_activity, length(meta) when indexed
+    message_count INTEGER NOT NULL,
+    preview TEXT NOT NULL,
+    last_activity TEXT,
+    last_ts REAL,
+    error TEXT,                       -- why the row cannot be read, or NULL
+    elements INTEGER NOT NULL DEFAULT 0,  -- history elements indexed
+    prefix_len INTEGER NOT NULL DEFAULT 0,  -- length of the history text without its closing ]
+    prefix_hash TEXT                  -- of that text: a history that only grew is indexed from where it was
+);
+CREATE INDEX IF NOT EXISTS indexed_by_time ON indexed_sessions (last_ts);
+CREATE TABLE IF NOT EXISTS search (
+    rowid INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,         -- memory id, as query-sessions reports it
+    row_id TEXT NOT NULL,             -- sessions.db row id
+    pos INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    timestamp TEXT,
+    ts REAL NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS search_by_row ON search (row_id, pos);
+-- Trigrams of fold(text), without positions (detail=none): a prefilter only, every literal becomes
+-- an AND of its trigrams and the real matcher checks each candidate.
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+    folded, content='', detail=none, tokenize='trigram case_sensitive 1'
+);
+CREATE TABLE IF NOT EXISTS message_extras (
+    session_id TEXT NOT NULL,         -- sessions.db row id
+    pos INTEGER NOT NULL,             -- index in the stored history array
+    fingerprint TEXT NOT NULL,        -- role|timestamp|id|call id of that element when written
+    extras TEXT NOT NULL,
+    PRIMARY KEY (session_id, pos)
+);
+CREATE TABLE IF NOT EXISTS session_extras (
+    session_id TEXT PRIMARY KEY,      -- sessions.db row id
+    created TEXT,
+    own INTEGER NOT NULL DEFAULT 0,   -- 1: cireil created this row (writable while the original runs)
+    meta TEXT NOT NULL DEFAULT '{}',  -- cireil's own session meta
+    summaries TEXT NOT NULL DEFAULT '[]'  -- summaries naming ids the original's history cannot hold
+);
+CREATE TABLE IF NOT EXISTS attachments (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,         -- memory id
+    message_id TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attachments_by_message ON attachments (session_id, message_id);
+"""
+
+
+def open_side(agent_dir: Path) -> sqlite3.Connection:
+    """Open (creating when missing) cireil's side file; a file of another version is rebuilt from scratch."""
+    path = Path(agent_dir) / SIDE_FILE
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    os.close(fd)
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10.0)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA mmap_size=268435456")
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version not in (0, SIDE_VERSION):  # derived data and extras of another cireil: start again
+        db.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+        return open_side(agent_dir)
+    if version == 0:
+        db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
+    return db
