@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import Action
 from .html import BG_SOFT, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from .safe import safe_bundle
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -132,4 +133,4 @@ def live_bundle(args: dict, tails: dict[str, str], sizes: dict[str, int], elapse
         f'<span style="color:{FG_DIM}">⏳</span> <code style="font-family:{MONO}">{esc(command)}</code>'
         f' <span style="color:{FG_DIM};font-weight:normal">· {esc(status)}</span>'
     )
-    return {"text/plain": "\n".join(text), "text/html": frame("exec", body, title=title)}
+    return safe_bundle({"text/plain": "\n".join(text), "text/html": frame("exec", body, title=title)})

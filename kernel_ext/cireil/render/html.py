@@ -49,5 +49,22 @@ def code_block(text: str) -> str:
     )
 
 
+MAX_DEPTH = 40  # levels of nested lists/objects a view shows; deeper ones are "…" (json.dumps recursion)
+DEEPER = "…"
+
+
+def clip_depth(value: Any, depth: int = MAX_DEPTH) -> Any:
+    """`value` with every list or object nested deeper than `depth` replaced by "…" (recursion only `depth` deep)."""
+    if isinstance(value, dict):
+        if depth <= 0:
+            return DEEPER
+        return {k: clip_depth(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if depth <= 0:
+            return DEEPER
+        return [clip_depth(v, depth - 1) for v in value]
+    return value
+
+
 def json_text(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return json.dumps(clip_depth(data), indent=2, ensure_ascii=False, default=str)

@@ -37,9 +37,10 @@ class OpenedFilesContext:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         from ..render.context import render  # rendering sits above the runtime; loaded only to display
+        from ..render.safe import safe_bundle
 
         text, body = render(self)
-        return {"text/plain": text, "text/html": body}
+        return safe_bundle({"text/plain": text, "text/html": body})
 
 
 def _render_file(path: str, size: int, text: str, sections: list[str]) -> tuple[str, list[str]]:

