@@ -14,7 +14,7 @@ from .errors import ToolError
 from .outline import build_outline, find_section, section_text
 from .paths import SandboxPaths
 from .session import Session
-from .textfile import read_text
+from .textfile import READ_LIMIT, read_text
 
 
 def not_found_text(section_id: str) -> str:
@@ -80,7 +80,20 @@ def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing
                 session.active_sections.pop(path, None)
             continue
         sections = list(session.active_sections.get(path, ()))
-        block, missing = _render_file(path, info.st_size, read_text(host), sections)
+        if info.st_size > READ_LIMIT:  # grew past the limit after it was opened: never sent whole
+            note = (
+                f"File {path} is now {info.st_size} bytes, over the {READ_LIMIT}-byte limit: its content is left "
+                "out of the context until it shrinks or is closed."
+            )
+            blocks.append(f'<file path="{path}" size="{info.st_size}">\n[{note}]\n</file>')
+            files.append({"path": path, "size": info.st_size, "sections": sections or None, "missing": []})
+            continue
+        try:
+            text = read_text(host, path=path)
+        except ToolError as exc:  # grew between stat and read
+            blocks.append(f'<file path="{path}" size="{info.st_size}">\n[{exc.message}]\n</file>')
+            continue
+        block, missing = _render_file(path, info.st_size, text, sections)
         blocks.append(block)
         files.append({"path": path, "size": info.st_size, "sections": sections or None, "missing": missing})
     if not blocks:

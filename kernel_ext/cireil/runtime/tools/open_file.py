@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import ToolError
 from ..params import Array, Boolean, Params, String
 from ..sections import unknown_ids_error
-from ..textfile import read_text, stat_path
+from ..textfile import READ_LIMIT, over_limit, read_text, stat_path
 from ..tool import Tool, ToolContext
 
 
@@ -23,11 +23,13 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     found = stat_path(ctx.paths, path)
     if not found.is_file:
         raise ToolError("Path is a directory or not a standard file.", hint="Only files can be pinned.")
+    if found.size > READ_LIMIT:  # it would be sent whole with every model call: 30 MB per request
+        raise over_limit(path, found.size)
     key = found.resolved.sandbox
     session = ctx.session
     active = list(session.active_sections.get(key, ()))
     if close is not None:
-        outline = build_outline(key, read_text(found.host))
+        outline = build_outline(key, read_text(found.host, path=path))
         known = {s["id"] for s in outline["sections"]} if outline else set()
         unknown = [s for s in close if s not in known and s not in active]
         if unknown:  # checked before anything changes
@@ -40,7 +42,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         return {"activeSections": remaining, "path": path, "success": True}
     chosen: list[str] = []
     if args.get("all") or sections is not None:
-        outline = build_outline(key, read_text(found.host))
+        outline = build_outline(key, read_text(found.host, path=path))
         if outline is not None:
             ids = [s["id"] for s in outline["sections"]]
             if sections is not None:

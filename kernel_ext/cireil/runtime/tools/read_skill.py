@@ -17,7 +17,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
             f"ENOENT: no such file or directory, open '{resolved.sandbox}'",
             hint="Skills are listed in your instructions; use the slug (the folder name) of one of them.",
         )
-    return {"content": read_text(resolved.host), "slug": slug, "success": True}
+    content = read_text(resolved.host, path=resolved.sandbox, tool="read-skill")
+    return {"content": content, "slug": slug, "success": True}
 
 
 TOOL = Tool(
