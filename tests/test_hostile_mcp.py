@@ -40,3 +40,38 @@ def test_a_deep_result_is_a_failed_call_not_a_recursion_error(tmp_path, rogue):
         result._repr_mimebundle_()
     finally:
         agent.close()
+
+
+def test_a_huge_result_is_cut_for_the_model_kept_whole_on_disk_and_not_resent(tmp_path, rogue):
+    import json
+
+    from cireil.scripted_llm import ScriptedLLM, reply
+    from mcp_peers.launch import mcp_toml
+    from turnkit import turn_agent
+
+    size = 20 * 1024 * 1024
+    with ScriptedLLM() as llm:
+        root = turn_agent(tmp_path, llm.base_url, tools="respond = true\nmcp__h__huge = true\n")
+        (root / "config" / "mcp.toml").write_text(mcp_toml({"h": rogue.url("/hostile")}))
+        agent = cireil.load(root)
+        try:
+            llm.script(
+                reply.tool_calls(("mcp__h__huge", {"size": size})),
+                reply.tool_calls(("respond", {"content": "done"})),
+                reply.tool_calls(("respond", {"content": "again"})),
+            )
+            assert agent.turn("fetch it").ended == "respond"
+            assert agent.turn("and now?").ended == "respond"
+            sizes = [len(json.dumps(r.body)) for r in llm.requests]
+            assert max(sizes) < 1024 * 1024, sizes  # was 20 MB in every request after the call
+            tool_msg = next(m for m in llm.requests[1].body["messages"] if m["role"] == "tool")
+            sent = json.loads(tool_msg["content"])
+            note = sent["resultTruncated"]
+            assert note["bytes"] > size and note["savedAs"].startswith("<agent dir>/.cireil/results/")
+            saved = root / note["savedAs"].removeprefix("<agent dir>/")
+            whole = json.loads(saved.read_text())
+            assert len(whole["content"][0]["text"]) == size  # the person has all of it
+            assert (root / "sessions.db").stat().st_size < 5 * 1024 * 1024
+            assert not (root / "workspace" / ".cireil").exists()
+        finally:
+            agent.close()

@@ -40,3 +40,40 @@ def test_read_sections_refuses_a_file_that_grew_past_the_limit(agent):
     assert f'<file path="{path}"' in context and "over the 262144-byte limit" in context
     host.write_text("# Small again\n")
     assert "# Small again" in str(agent.context())
+
+
+def test_pending_media_keeps_one_copy_of_a_repeated_picture_and_is_bounded(agent):
+    from cireil.runtime import media
+
+    picture = agent.directory / "workspace" / "big.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(2 * 1024 * 1024))
+    for _ in range(100):
+        assert agent.call("read", path="/workspace/big.png").success
+    assert len(agent.session.pending_media) == 1
+    for i in range(media.PENDING_MEDIA_ITEMS + 10):
+        (agent.directory / "workspace" / f"p{i}.png").write_bytes(b"\x89PNG" + i.to_bytes(4, "big") + bytes(1024))
+        agent.call("read", path=f"/workspace/p{i}.png")
+    pending = agent.session.pending_media
+    assert len(pending) == media.PENDING_MEDIA_ITEMS
+    assert pending[-1]["path"] == f"/workspace/p{media.PENDING_MEDIA_ITEMS + 9}.png"  # the newest kept
+    assert sum(len(p["data"]) for p in pending) <= media.PENDING_MEDIA_BYTES
+
+
+def test_cap_result_keeps_small_results_and_cuts_big_ones(tmp_path):
+    import json
+
+    from cireil.runtime.resultcap import cap_result
+
+    small = {"content": "x" * 100, "success": True}
+    assert cap_result(small, limit=1000, agent_dir=tmp_path, tool="t", call_id="c") is small
+    assert not (tmp_path / ".cireil").exists()
+    big = {"content": "y" * 50_000, "items": list(range(100)), "success": True}
+    cut = cap_result(big, limit=4000, agent_dir=tmp_path, tool="read", call_id="call/1")
+    assert len(json.dumps(cut, ensure_ascii=False).encode()) <= 4000
+    assert cut["success"] is True and cut["items"] == list(range(100)) and "more characters cut" in cut["content"]
+    (saved,) = (tmp_path / ".cireil" / "results").iterdir()
+    assert json.loads(saved.read_text()) == big and oct(saved.stat().st_mode & 0o777) == "0o600"
+    numbers = {"values": list(range(100_000)), "success": False}  # big by structure: a JSON prefix only
+    cut = cap_result(numbers, limit=4000, agent_dir=tmp_path, tool="t", call_id="c")
+    assert cut["success"] is False and cut["preview"].startswith('{"values": [0, 1, 2')
+    assert len(json.dumps(cut).encode()) <= 4000

@@ -28,6 +28,7 @@ from .layout import BLOCK_NAMES, AgentLayout
 from .loop import RUNTIME, Submitted
 from .paths import SandboxPaths
 from .result import ToolResult
+from .resultcap import RESULT_LIMIT
 from .session import Session
 from .tool import Progress, Tool, ToolContext, execute
 
@@ -295,6 +296,8 @@ class Agent:
         self._pending_notices: list[str] = []
         self.generation = 0  # bumped whenever the enabled tool set changes
         self.tool_state: dict[str, Any] = {}  # what tools keep between calls (edit's dry-run previews)
+        # bytes of JSON one tool result may have in a turn; bigger ones are cut for the model, kept whole on disk
+        self.result_limit: int = RESULT_LIMIT
         self.closed = False
 
     @classmethod

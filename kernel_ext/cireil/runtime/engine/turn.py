@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import messages as msgs
 from ..conversation import Conversation
 from ..result import ToolResult
+from ..resultcap import cap_result
 from ..tool import execute
 
 if TYPE_CHECKING:
@@ -269,6 +270,14 @@ class Turn:
             self.emit({"type": "tool", "step": step, "call": call})
             started = time.perf_counter()
             data = await self._call(call, conversation, disabled)
+            # what the model gets and the session keeps: a huge result would be re-sent with every request
+            data = cap_result(
+                data,
+                limit=self.agent.result_limit,
+                agent_dir=self.agent.directory,
+                tool=name,
+                call_id=str(call.get("id", "")),
+            )
             result = ToolResult(name, call.get("input") or {}, data, time.perf_counter() - started, agent=self.agent)
             self._add(msgs.tool_response(call["id"], name, data))
             self.emit({"type": "result", "step": step, "call": call, "result": result})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import ToolError
-from ..media import media_kind
+from ..media import media_kind, queue_media
 from ..params import Boolean, Params, String
 from ..textfile import READ_LIMIT, decode, stat_path, too_big
 from ..tool import Tool, ToolContext
@@ -21,7 +21,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     kind = media_kind(found.resolved.sandbox)
     if kind is not None:
         media_type, data = kind[1], found.host.read_bytes()
-        ctx.session.pending_media.append({"type": kind[0], "mediaType": media_type, "path": path, "data": data})
+        queue_media(ctx.session.pending_media, {"type": kind[0], "mediaType": media_type, "path": path, "data": data})
         return {"mediaType": media_type, "path": path, "size": found.size, "success": True, "type": kind[0]}
     if found.size > READ_LIMIT:  # before reading: a huge file is never loaded, outlined or returned
         raise too_big(path, found.size)
