@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 _CANCEL_GRACE_S = 10.0
+_RESPONSIVE_S = 0.3  # how long the loop may take to answer before it counts as stuck in synchronous work
 
 
 class RuntimeLoop:
@@ -142,7 +143,21 @@ class Submitted(Generic[T]):
             self.cancel()
         except RuntimeError:  # the loop is already closed: nothing left to cancel
             return True
+        # The cancel is delivered by the loop thread. Stuck in synchronous work (a tool computing without
+        # awaiting), it can run neither the cancel nor any cleanup until that work ends: waiting the whole
+        # grace kept an interrupted kernel unresponsive for 10 s and more. Wait for the cleanup (exec killing
+        # its processes) only when the loop answers; the abandoned work is cancelled once it yields.
+        if not self._loop_answers(_RESPONSIVE_S):  # answered = the cancel, queued before, has run
+            return self._finished.is_set()
         return self._finished.wait(timeout)
+
+    def _loop_answers(self, timeout: float) -> bool:
+        answered = threading.Event()
+        try:
+            self._loop.call_soon_threadsafe(answered.set)
+        except RuntimeError:
+            return True
+        return answered.wait(timeout)
 
     def wait(self) -> T:
         """Block until done; a KeyboardInterrupt cancels the work, waits for its cleanup, re-raises."""
