@@ -77,3 +77,24 @@ def test_cap_result_keeps_small_results_and_cuts_big_ones(tmp_path):
     cut = cap_result(numbers, limit=4000, agent_dir=tmp_path, tool="t", call_id="c")
     assert cut["success"] is False and cut["preview"].startswith('{"values": [0, 1, 2')
     assert len(json.dumps(cut).encode()) <= 4000
+
+
+def test_many_opened_files_together_stay_under_a_total(agent):
+    from cireil.runtime.context import OPENED_TOTAL_LIMIT
+
+    ws = agent.directory / "workspace"
+    for i in range(12):  # each just under the per-file limit: 12 of them would be ~3 MB per request
+        (ws / f"f{i}.txt").write_text(f"file {i}\n" + "z" * (READ_LIMIT - 100))
+        assert agent.call("open-file", path=f"/workspace/f{i}.txt").success
+    context = str(agent.context())
+    assert len(context) < OPENED_TOTAL_LIMIT + 10_000
+    assert "file 0\n" in context and "Not shown: the files before it already take" in context
+    assert '<file path="/workspace/f11.txt"' in context  # every file is still named
+
+
+def test_config_messages_show_control_characters(tmp_path):
+    from conftest import make_agent
+
+    agent = make_agent(tmp_path, 'list-dir = true\n"\\u001b]0;pwned\\u0007" = true\n')
+    (message,) = [str(e) for e in cireil.dry_run(agent).errors]
+    assert "\x1b" not in message and "␛]0;pwned␇" in message

@@ -19,28 +19,12 @@ that builds a bundle calls it, so the rule does not depend on each view escaping
 from __future__ import annotations
 
 import html
-import re
 from functools import cache
 from typing import Any
 
-# C0 except tab and newline, a CR not followed by LF (it rewinds the line), DEL, C1, bidi controls
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+from ..runtime.controls import visible
 
-
-def _stand_in(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)  # the Unicode control pictures: ␀ … ␟, ␛ for ESC
-    if code == 0x7F:
-        return "\u2421"  # ␡
-    if code <= 0x9F:
-        return f"\\x{code:02x}"
-    return f"⟨U+{code:04X}⟩"
-
-
-def visible(text: str) -> str:
-    """`text` with every control character shown instead of acted on (tab and newline kept)."""
-    return _CONTROLS.sub(_stand_in, text)
+__all__ = ["markdown_html", "safe_bundle", "visible"]
 
 
 def safe_bundle(bundle: dict[str, Any]) -> dict[str, Any]:

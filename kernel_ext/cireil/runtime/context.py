@@ -16,6 +16,8 @@ from .paths import SandboxPaths
 from .session import Session
 from .textfile import READ_LIMIT, read_text
 
+OPENED_TOTAL_LIMIT = 4 * READ_LIMIT  # characters of all opened files together, sent with every model call
+
 
 def not_found_text(section_id: str) -> str:
     return (
@@ -66,6 +68,7 @@ def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing
     blocks: list[str] = []
     files: list[dict] = []
     notes: list[str] = []
+    shown = 0
     for path in list(session.opened_files):
         try:
             host = paths.resolve(path).host
@@ -94,6 +97,13 @@ def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing
             blocks.append(f'<file path="{path}" size="{info.st_size}">\n[{exc.message}]\n</file>')
             continue
         block, missing = _render_file(path, info.st_size, text, sections)
+        if shown + len(block) > OPENED_TOTAL_LIMIT:  # many pinned files: each fits, together they would not
+            block = (
+                f'<file path="{path}" size="{info.st_size}">\n[Not shown: the files before it already take {shown} '
+                f"characters of the {OPENED_TOTAL_LIMIT} all opened files may use. Close files you no longer "
+                "need, or pin sections instead of whole files.]\n</file>"
+            )
+        shown += len(block)
         blocks.append(block)
         files.append({"path": path, "size": info.st_size, "sections": sections or None, "missing": missing})
     if not blocks:

@@ -34,7 +34,7 @@ def media_kind(path: str) -> tuple[str, str] | None:
 # Pictures and videos read outside a turn wait in the session for the next model call. Bounded so
 # that reading the same 2 MB picture 100 times keeps one copy, and many different ones keep the newest.
 PENDING_MEDIA_ITEMS = 16
-PENDING_MEDIA_BYTES = 32 * 1024 * 1024
+PENDING_MEDIA_BYTES = 8 * 1024 * 1024  # base64 makes it ~11 MB in the request: no tens of MB
 
 
 def queue_media(pending: list[dict], item: dict) -> None:
