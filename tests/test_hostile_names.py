@@ -72,3 +72,14 @@ def test_a_turn_that_lists_and_opens_it_completes(agent, llm):
     assert any("bytes in a badly named file" in json.dumps(m) for m in second["messages"])
     llm.script(reply.tool_calls(("respond", {"content": "again"})))
     assert agent.turn("and again").ended == "respond"  # the session is not stuck
+
+
+def test_a_view_of_a_call_with_a_raw_name_in_its_arguments_encodes():
+    from cireil.runtime.result import ToolResult
+
+    raw = RAW.decode("utf-8", "surrogateescape")
+    data = {"exitCode": 0, "success": True, "stdout": "ok", "stdoutLength": 2, "stderrLength": 0}
+    bundle = result_bundle(ToolResult("exec", {"command": "cat", "args": [raw]}, data))
+    for key in ("text/plain", "text/html"):
+        bundle[key].encode("utf-8")
+        assert SHOWN in bundle[key] or SHOWN.replace(" ", "\\ ") in bundle[key] or "caf\\xe9" in bundle[key]

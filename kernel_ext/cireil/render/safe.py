@@ -23,16 +23,18 @@ from functools import cache
 from typing import Any
 
 from ..runtime.controls import visible
+from ..runtime.names import escape
 
 __all__ = ["markdown_html", "safe_bundle", "visible"]
 
 
 def safe_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
-    """The bundle with text/plain and text/html made `visible`; other types (JSON data) untouched."""
+    """The bundle with text/plain and text/html made `visible` (and lone surrogates escaped); other types untouched."""
     out = dict(bundle)
     for key in ("text/plain", "text/html"):
         if isinstance(out.get(key), str):
-            out[key] = visible(out[key])
+            # a lone surrogate (a non-UTF-8 name in the arguments of a call) would fail the kernel's JSON
+            out[key] = visible(escape(out[key]))
     return out
 
 
