@@ -82,4 +82,4 @@ def test_a_view_of_a_call_with_a_raw_name_in_its_arguments_encodes():
     bundle = result_bundle(ToolResult("exec", {"command": "cat", "args": [raw]}, data))
     for key in ("text/plain", "text/html"):
         bundle[key].encode("utf-8")
-        assert SHOWN in bundle[key] or SHOWN.replace(" ", "\\ ") in bundle[key] or "caf\\xe9" in bundle[key]
+        assert SHOWN in bundle[key]
