@@ -79,3 +79,37 @@ def test_matcher_survives_lone_surrogates():
     # text that reached the store before escaping existed is still searchable, never a crash
     assert search.compile_query("caf*", "glob").test("caf\udce9")
     assert search.compile_query("caf.$", "regex").test("caf\udce9")
+
+
+def test_an_interrupt_stops_a_running_search_at_once(h):
+    import asyncio
+    import threading
+
+    from cireil.runtime.cancel import context_with
+
+    h.add(*(user_message(f"message {i}") for i in range(50)))
+    flag = threading.Event()
+    flag.set()  # what Submitted.cancel() does from the kernel's thread when the person interrupts
+    with pytest.raises(asyncio.CancelledError):
+        context_with(flag).run(h.run, "query-sessions", {"query": "mess.*", "mode": "regex"})
+    assert h.run("query-sessions", {"query": "mess.*", "mode": "regex"})["totalMatches"] == 50  # no flag: runs
+
+
+def test_synchronous_work_sees_a_cancel_from_another_thread():
+    from cireil.runtime.cancel import cancel_requested
+    from cireil.runtime.loop import RUNTIME
+
+    async def crunch() -> int:
+        rounds = 0
+        end = time.monotonic() + 30
+        while time.monotonic() < end and not cancel_requested():  # never awaits
+            rounds += 1
+        return rounds
+
+    submitted = RUNTIME.submit(crunch())
+    time.sleep(0.3)
+    started = time.monotonic()
+    submitted.cancel()
+    while not submitted.done() and time.monotonic() - started < GENEROUS_S:
+        time.sleep(0.01)
+    assert submitted.done() and time.monotonic() - started < GENEROUS_S

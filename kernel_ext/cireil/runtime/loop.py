@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
+from .cancel import context_with
+
 T = TypeVar("T")
 
 _CANCEL_GRACE_S = 10.0
@@ -96,6 +98,7 @@ class Submitted(Generic[T]):
         self._finished = threading.Event()
         self._task: asyncio.Task[T] | None = None
         self._cancelled = False
+        self._cancel_flag = threading.Event()  # seen at once by synchronous work (cancel.cancel_requested)
         loop.call_soon_threadsafe(self._start, coro)
 
     def _start(self, coro: Coroutine[Any, Any, T]) -> None:
@@ -104,7 +107,7 @@ class Submitted(Generic[T]):
             self._future.cancel()
             self._finished.set()
             return
-        self._task = self._loop.create_task(coro)
+        self._task = self._loop.create_task(coro, context=context_with(self._cancel_flag))
         self._task.add_done_callback(self._settle)
 
     def _settle(self, task: asyncio.Task[T]) -> None:
@@ -135,6 +138,7 @@ class Submitted(Generic[T]):
         return self._future.result(timeout)
 
     def cancel(self) -> None:
+        self._cancel_flag.set()
         self._loop.call_soon_threadsafe(self._cancel_in_loop)
 
     def cancel_and_wait(self, timeout: float = _CANCEL_GRACE_S) -> bool:

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ..cancel import cancel_requested
+
 MODES = ("raw", "glob", "regex")
 MIN_LITERAL = 3  # the trigram index cannot look up anything shorter
 
@@ -97,9 +99,13 @@ class _Budget:
         self.deadline = time.monotonic() + seconds
         self.tested = 0
         self.exceeded = False
+        self.cancelled = False
 
     def check(self) -> None:
         self.tested += 1
+        if cancel_requested():  # an interrupt: stop now, not when the budget runs out
+            self.cancelled = True
+            raise SearchBudgetExceeded(self.seconds, self.tested)
         if time.monotonic() > self.deadline:
             self.exceeded = True
             raise SearchBudgetExceeded(self.seconds, self.tested)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from ..errors import ToolError
@@ -31,6 +32,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         ) from None
     except Exception as exc:
         # SQLite reports an exception raised in its match callback as its own error: the budget says which
+        if budget.cancelled:
+            raise asyncio.CancelledError from None  # interrupted: the call is cancelled, not failed
         if not (budget.exceeded or isinstance(exc, SearchBudgetExceeded)):
             raise
         raise ToolError(
