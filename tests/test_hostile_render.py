@@ -236,3 +236,15 @@ def test_deep_structures_render_to_a_depth_then_an_ellipsis():
         bundle = result_bundle(ToolResult(tool, {"x": deep}, data))
         assert "…" in bundle["text/plain"] and "bottom" not in bundle["text/plain"]
         assert problems(bundle) == []
+
+
+def test_a_huge_result_is_shown_cut_not_whole():
+    from cireil.render import RESULT_MIME
+    from cireil.render.safe import HTML_LIMIT, PLAIN_LIMIT
+
+    text = "0123456789abcdef" * (100 * 1024 * 1024 // 16)  # 100 MB of text from a server
+    bundle = result_bundle(ToolResult("mcp__big__tool", {}, {"content": [{"type": "text", "text": text}]}))
+    assert len(bundle["text/plain"]) < PLAIN_LIMIT + 100 and "more characters not shown" in bundle["text/plain"]
+    assert len(bundle["text/html"]) < HTML_LIMIT and "view too large to show" in bundle["text/html"]
+    assert bundle[RESULT_MIME]["truncated"] is True
+    assert problems(bundle) == []

@@ -28,14 +28,44 @@ from ..runtime.names import escape
 __all__ = ["markdown_html", "safe_bundle", "visible"]
 
 
+# What one displayed result may put into the notebook: a 100 MB MCP result shown whole froze the page
+# and went into the .ipynb. Past these, the view is cut and says so; the ToolResult object keeps it all.
+PLAIN_LIMIT = 1024 * 1024  # characters of text/plain
+HTML_LIMIT = 8 * 1024 * 1024  # characters of text/html (inline pictures included)
+DATA_LIMIT = 8 * 1024 * 1024  # bytes of the raw result embedded as JSON
+
+
 def safe_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
-    """The bundle with text/plain and text/html made `visible` (and lone surrogates escaped); other types untouched."""
+    """The bundle with text/plain and text/html made `visible` (and lone surrogates escaped), sizes bounded."""
     out = dict(bundle)
     for key in ("text/plain", "text/html"):
         if isinstance(out.get(key), str):
             # a lone surrogate (a non-UTF-8 name in the arguments of a call) would fail the kernel's JSON
             out[key] = visible(escape(out[key]))
+    plain = out.get("text/plain")
+    if isinstance(plain, str) and len(plain) > PLAIN_LIMIT:
+        out["text/plain"] = plain[:PLAIN_LIMIT] + f"\n… [{len(plain) - PLAIN_LIMIT} more characters not shown]"
+    html_text = out.get("text/html")
+    if isinstance(html_text, str) and len(html_text) > HTML_LIMIT:
+        # cutting markup would break it: the (bounded) plain text stands in for the whole view
+        out["text/html"] = (
+            f'<div class="cireil" style="white-space:pre-wrap;font-family:monospace">'
+            f"<b>view too large to show ({len(html_text):,} characters of HTML); its text:</b>\n"
+            f"{_esc(out.get('text/plain', ''))}</div>"
+        )
+    for key, value in list(out.items()):
+        if key.endswith("+json") and _too_big(value):
+            out[key] = {"truncated": True, "note": "too large to embed in the notebook; the ToolResult has it all"}
     return out
+
+
+def _too_big(value: Any) -> bool:
+    import json
+
+    try:
+        return len(json.dumps(value, ensure_ascii=False, default=str)) > DATA_LIMIT
+    except (ValueError, RecursionError):
+        return True
 
 
 def _esc(value: str) -> str:
