@@ -248,3 +248,9 @@ def test_a_huge_result_is_shown_cut_not_whole():
     assert len(bundle["text/html"]) < HTML_LIMIT and "view too large to show" in bundle["text/html"]
     assert bundle[RESULT_MIME]["truncated"] is True
     assert problems(bundle) == []
+
+
+def test_escaped_text_in_widget_html_shows_controls_too():
+    from cireil.render.html import esc
+
+    assert esc(CONTROLS + "<b>") == "␛]0;pwned title␇␛]52;c;ZXZpbA==␇␛[2J␛[31mred\\x9b1m⟨U+202E⟩txt.exe␍&lt;b&gt;"

@@ -10,6 +10,8 @@ import html
 import json
 from typing import Any
 
+from ..runtime.controls import visible
+
 FG = "var(--jp-ui-font-color1, inherit)"
 FG_DIM = "var(--jp-ui-font-color2, #666)"
 BORDER = "var(--jp-border-color2, #ccc)"
@@ -22,7 +24,9 @@ MONO = "var(--jp-code-font-family, monospace)"
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    # control characters shown, not passed on: widget HTML (outline rows, forms, panels) does not go
+    # through safe_bundle, and escaped text is where data from files, servers and models lands
+    return html.escape(visible(str(value)), quote=True)
 
 
 def frame(tool: str, body: str, *, title: str | None = None, failed: bool = False) -> str:
