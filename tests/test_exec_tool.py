@@ -155,7 +155,8 @@ def test_output_dir_on_a_read_only_mount_falls_back_inline_bounded(tmp_path):
 
 
 def test_fallback_also_when_inline_is_off_and_nothing_was_omitted(tmp_path):
-    agent = load(tmp_path, exec_table='inline = false\noutputDir = "/nowhere/out"\n')
+    # an outputDir outside the sandbox is now a load error; one under a regular file cannot be created either
+    agent = load(tmp_path, exec_table='inline = false\noutputDir = "/workspace/hello.txt/out"\n')
     data = agent.call("exec", command="echo", args=["short"]).data
     assert data == {
         "exitCode": 0,

@@ -11,6 +11,9 @@
              (/plain/hang: answered only after 5 s)
 /modern      speaks only 2026-07-28: no handshake, tools whose arguments are mirrored in headers
 /inspect     tools with poor definitions (see INSPECT_TOOLS), results that break their outputSchema, a huge tool
+/deeplist    tools/list answered with a result nested 100,000 levels deep
+/schemas     tools/list with tools whose inputSchema is not an object schema
+/hostile     tools `deep` (100,000-deep structuredContent) and `huge` (a text block of `size` bytes)
 The other legacy routes answer server/discover as a legacy SDK server does, 404 with -32601; /redirect
 and /fail-init answer it as they answer everything.
 Every request is recorded in `received` (method, path, headers, JSON body).
@@ -240,6 +243,43 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             name = body["params"]["name"]
             self._json(body, INSPECT_RESULTS.get(name, {"content": [{"type": "text", "text": name}]}))
+
+    def _deeplist(self, body: dict) -> None:
+        if body["method"] == "tools/list":
+            deep = "[" * 100_000 + "]" * 100_000
+            data = f'{{"jsonrpc":"2.0","id":{body["id"]},"result":{{"tools":[TOOL, {deep}]}}}}'
+            self._send(200, data.replace("TOOL", json.dumps(TOOL)).encode(), "application/json")
+        else:
+            self._standard(body)
+
+    def _schemas(self, body: dict) -> None:
+        if body["method"] == "tools/list":
+            tools = [
+                TOOL,
+                {"name": "stringy", "inputSchema": {"type": "string"}},
+                {"name": "listy", "inputSchema": [{"type": "object"}]},
+            ]
+            self._json(body, {"tools": tools})
+        else:
+            self._standard(body)
+
+    def _hostile(self, body: dict) -> None:
+        if body["method"] == "tools/list":
+            tools = [
+                {"name": "deep", "inputSchema": {"type": "object"}},
+                {"name": "huge", "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+            ]
+            self._json(body, {"tools": tools})
+        elif body["method"] == "tools/call" and body["params"]["name"] == "deep":
+            deep = '{"a":' * 100_000 + "1" + "}" * 100_000
+            text = '{"content":[{"type":"text","text":"deep"}],"structuredContent":' + deep + "}"
+            self._send(200, f'{{"jsonrpc":"2.0","id":{body["id"]},"result":{text}}}'.encode(), "application/json")
+        elif body["method"] == "tools/call":
+            size = int(body["params"].get("arguments", {}).get("size", 10))
+            text = ("0123456789abcdef" * (size // 16 + 1))[:size]
+            self._json(body, {"content": [{"type": "text", "text": text}]})
+        else:
+            self._standard(body)
 
     def _redirect(self, body: dict) -> None:
         self._send(307, b"", "text/plain", {"Location": "http://127.0.0.1:9/elsewhere/mcp"})

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..render.html import ERROR, FG, FG_DIM, MONO, OK, esc, frame
+from ..render.safe import safe_bundle
 from .gone import mark
 from .live import WidgetLive
 from .outputs import display_output
@@ -31,10 +32,9 @@ __all__ = ["Palette", "ToolForm", "palette", "tool_form"]
 
 def _error_bundle(tool: str, message: str, *, title: str) -> dict[str, Any]:
     body = f'<div style="color:{ERROR};white-space:pre-wrap">✖ {esc(message)}</div>'
-    return {
-        "text/plain": f"{title}\n{message}",
-        "text/html": frame(tool, body, title=esc(title), failed=True),
-    }
+    return safe_bundle(
+        {"text/plain": f"{title}\n{message}", "text/html": frame(tool, body, title=esc(title), failed=True)}
+    )
 
 
 class ToolForm(W.VBox):

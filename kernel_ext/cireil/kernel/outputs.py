@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..render.safe import safe_bundle
+
 
 def display_output(bundle: dict[str, Any]) -> dict[str, Any]:
-    """One entry of an Output widget's `outputs`: a display_data message carrying `bundle`."""
-    return {"output_type": "display_data", "data": bundle, "metadata": {}}
+    """One entry of an Output widget's `outputs`: a display_data message carrying `bundle` (made safe)."""
+    return {"output_type": "display_data", "data": safe_bundle(bundle), "metadata": {}}

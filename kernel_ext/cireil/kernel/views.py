@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from ..render.safe import safe_bundle
 
 if TYPE_CHECKING:
     from ..runtime.agent import DryRunReport
@@ -24,7 +25,7 @@ class _View:
         raise NotImplementedError
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text(), "text/html": self.html()}
+        return safe_bundle({"text/plain": self.text(), "text/html": self.html()})
 
     def __repr__(self) -> str:
         return self.text()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .html import code_block, esc, frame, json_text, notices_html
+from .safe import safe_bundle
 
 # The raw result dict travels under a vendor type, not application/json: JupyterLab ranks its JSON
 # tree viewer above text/html, so with application/json in the bundle it showed the tree and never
@@ -88,7 +89,7 @@ def dismissed_bundle(result: ToolResult) -> dict[str, Any] | None:
     if view is None:
         return None
     text, body = view(result)
-    return {"text/plain": text, "text/html": body, RESULT_MIME: result.data}
+    return safe_bundle({"text/plain": text, "text/html": body, RESULT_MIME: result.data})
 
 
 def live_view(tool: str) -> Callable[..., dict[str, Any]] | None:
@@ -112,4 +113,4 @@ def result_bundle(result: ToolResult) -> dict[str, Any]:
     if result.notices:
         text = "\n".join(f"note: {n}" for n in result.notices) + "\n" + text
         body = notices_html(result.notices) + body
-    return {"text/plain": text, "text/html": body, RESULT_MIME: result.data}
+    return safe_bundle({"text/plain": text, "text/html": body, RESULT_MIME: result.data})

@@ -1,7 +1,8 @@
 """Chat pieces of an agent turn: message bubbles, tool-call headers, the turn's footer.
 
-Markdown goes through markdown-it-py with raw HTML off, so whatever a model writes is shown as
-text, never as markup: a `<script>` in a reply is escaped like any other text.
+Markdown goes through `safe.markdown_html`: raw HTML off, so whatever a model writes is shown as
+text, never as markup (a `<script>` in a reply is escaped like any other text), and images are
+links, never fetched: showing a reply cannot send anything to a server.
 """
 
 from __future__ import annotations
@@ -9,32 +10,19 @@ from __future__ import annotations
 import base64
 import mimetypes
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .html import BG_SOFT, BORDER, FG, FG_DIM, INFO_ICON, MONO, WARN, esc
+from .safe import markdown_html, safe_bundle
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}\Z")
 _INLINE_IMAGE_LIMIT = 2 * 1024 * 1024  # bigger attachments are listed, not embedded into the notebook
 
 
-@cache
-def _markdown() -> Any:
-    from markdown_it import MarkdownIt
-
-    # "js-default": CommonMark + tables and strikethrough, with html=False (raw HTML escaped) and link
-    # validation that refuses javascript: and data: URLs
-    return MarkdownIt("js-default")
-
-
 def as_bundle(pair: tuple[str, str]) -> dict[str, str]:
     """A (text, html) pair of this module as a MIME bundle to display."""
-    return {"text/plain": pair[0], "text/html": pair[1]}
-
-
-def markdown_html(text: str) -> str:
-    return _markdown().render(text)
+    return safe_bundle({"text/plain": pair[0], "text/html": pair[1]})
 
 
 def _bubble(who: str, body: str, *, mine: bool, extra: str = "") -> str:

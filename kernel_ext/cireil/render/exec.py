@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import Action
 from .html import BG_SOFT, ERROR, FG_DIM, INFO_ICON, MONO, OK, WARN, esc, frame
+from .safe import safe_bundle
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -155,4 +156,4 @@ def live_bundle(
         f'{mark} <code style="font-family:{MONO}">{esc(command)}</code>'
         f' <span style="color:{FG_DIM};font-weight:normal">· {esc(status)}</span>'
     )
-    return {"text/plain": "\n".join(text), "text/html": frame("exec", body, title=title)}
+    return safe_bundle({"text/plain": "\n".join(text), "text/html": frame("exec", body, title=title)})

@@ -10,6 +10,8 @@ import html
 import json
 from typing import Any
 
+from ..runtime.controls import visible
+
 FG = "var(--jp-ui-font-color1, inherit)"
 FG_DIM = "var(--jp-ui-font-color2, #666)"
 BORDER = "var(--jp-border-color2, #ccc)"
@@ -22,7 +24,9 @@ MONO = "var(--jp-code-font-family, monospace)"
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    # control characters shown, not passed on: widget HTML (outline rows, forms, panels) does not go
+    # through safe_bundle, and escaped text is where data from files, servers and models lands
+    return html.escape(visible(str(value)), quote=True)
 
 
 FRAME_INSET_PX = 13  # border-left 3px + padding-left 10px: where a frame's text starts; widgets beside it align
@@ -62,5 +66,22 @@ def code_block(text: str) -> str:
     )
 
 
+MAX_DEPTH = 40  # levels of nested lists/objects a view shows; deeper ones are "…" (json.dumps recursion)
+DEEPER = "…"
+
+
+def clip_depth(value: Any, depth: int = MAX_DEPTH) -> Any:
+    """`value` with every list or object nested deeper than `depth` replaced by "…" (recursion only `depth` deep)."""
+    if isinstance(value, dict):
+        if depth <= 0:
+            return DEEPER
+        return {k: clip_depth(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if depth <= 0:
+            return DEEPER
+        return [clip_depth(v, depth - 1) for v in value]
+    return value
+
+
 def json_text(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return json.dumps(clip_depth(data), indent=2, ensure_ascii=False, default=str)

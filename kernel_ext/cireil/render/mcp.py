@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .html import BG_SOFT, BORDER, ERROR, ERROR_BG, FG_DIM, MONO, code_block, esc, frame, json_text
+from .html import BG_SOFT, BORDER, DEEPER, ERROR, ERROR_BG, FG_DIM, MAX_DEPTH, MONO, code_block, esc, frame, json_text
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -134,24 +134,27 @@ def _mime_note(block: dict) -> str:
     return f' <span style="color:{FG_DIM}">({esc(mime)})</span>' if mime else ""
 
 
-def _tree(value: Any, budget: list[int]) -> str:
-    """A JSON value as nested <details>, objects and arrays folded, leaves as JSON literals."""
+def _tree(value: Any, budget: list[int], depth: int = MAX_DEPTH) -> str:
+    """A JSON value as nested <details>, objects and arrays folded, leaves as JSON literals.
+
+    Bounded in nodes (`budget`) and in depth: past MAX_DEPTH levels a container is shown as "…".
+    """
     budget[0] -= 1
-    if budget[0] < 0:
-        return f'<span style="color:{FG_DIM}">…</span>'
+    if budget[0] < 0 or (depth <= 0 and isinstance(value, dict | list)):
+        return f'<span style="color:{FG_DIM}">{DEEPER}</span>'
     if isinstance(value, dict):
         items = [(esc(k), v) for k, v in value.items()]
-        return _container("{", "}", items, budget)
+        return _container("{", "}", items, budget, depth)
     if isinstance(value, list):
-        return _container("[", "]", [(str(i), v) for i, v in enumerate(value)], budget)
+        return _container("[", "]", [(str(i), v) for i, v in enumerate(value)], budget, depth)
     return f'<span style="white-space:pre-wrap">{esc(json_text(value))}</span>'
 
 
-def _container(open_: str, close: str, items: list[tuple[str, Any]], budget: list[int]) -> str:
+def _container(open_: str, close: str, items: list[tuple[str, Any]], budget: list[int], depth: int) -> str:
     if not items:
         return esc(open_ + close)
     rows = "".join(
-        f'<div style="padding-left:14px"><span style="color:{FG_DIM}">{key}</span>: {_tree(v, budget)}</div>'
+        f'<div style="padding-left:14px"><span style="color:{FG_DIM}">{key}</span>: {_tree(v, budget, depth - 1)}</div>'
         for key, v in items
     )
     count = f"{len(items)} item{'s' if len(items) != 1 else ''}"

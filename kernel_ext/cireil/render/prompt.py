@@ -116,7 +116,9 @@ class PromptView:
         return frame("prompt", head + "".join(parts), title="next model request")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": self.html()}
+        from .safe import safe_bundle
+
+        return safe_bundle({"text/plain": self.text(), "text/html": self.html()})
 
     def __repr__(self) -> str:
         return self.text()

@@ -34,10 +34,14 @@ def _outline_frame(data: dict, tree_html: str, pin_hint: str) -> str:
 
 def outline_header(result: ToolResult) -> dict[str, Any]:
     """The outline's frame without the tree, for a view that draws the tree itself (kernel/outlinetree.py)."""
-    return {
-        "text/plain": outline_view.text(result.data["outline"]),
-        "text/html": _outline_frame(result.data, "", "the open action on each row pins that section"),
-    }
+    from .safe import safe_bundle
+
+    return safe_bundle(
+        {
+            "text/plain": outline_view.text(result.data["outline"]),
+            "text/html": _outline_frame(result.data, "", "the open action on each row pins that section"),
+        }
+    )
 
 
 def open_action(path: str, section: dict) -> Action:

@@ -50,10 +50,10 @@ def numbered(text: str, path: str, *, first_line: int = 1) -> str:
 
 
 def markdown_html(text: str) -> str:
-    """Markdown rendered with the `js-default` preset: raw HTML in the file is escaped, never run."""
-    from markdown_it import MarkdownIt
+    """Markdown with raw HTML escaped and images as links: showing a file never fetches anything."""
+    from .safe import markdown_html as safe_markdown
 
-    return MarkdownIt("js-default").render(text)
+    return safe_markdown(text)
 
 
 def is_markdown(path: str) -> bool:

@@ -30,6 +30,7 @@ from .loop import RUNTIME, Submitted
 from .mcp.inspect import McpInspection
 from .paths import SandboxPaths
 from .result import ToolResult
+from .resultcap import RESULT_LIMIT
 from .session import Session, not_granted
 from .tool import Progress, Tool, ToolContext, execute
 
@@ -327,6 +328,8 @@ class Agent(McpInspection):
         self.generation = 0  # bumped whenever the enabled tool set changes
         self.tool_state: dict[str, Any] = {}  # what tools keep between calls (edit's dry-run previews)
         self.call_history = CallHistory()  # calls a person made (magic, form, Python): forms refill from it
+        # bytes of JSON one tool result may have in a turn; bigger ones are cut for the model, kept whole on disk
+        self.result_limit: int = RESULT_LIMIT
         self.closed = False
         self.sweep: safefs.Sweep | None = None  # the removal of stale temporary files started at load
 

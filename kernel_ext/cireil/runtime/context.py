@@ -15,7 +15,9 @@ from .errors import ToolError
 from .outline import build_outline, find_section, section_text
 from .paths import SandboxPaths
 from .session import Session
-from .textfile import read_text
+from .textfile import READ_LIMIT, read_text
+
+OPENED_TOTAL_LIMIT = 4 * READ_LIMIT  # characters of all opened files together, sent with every model call
 
 
 def not_found_text(section_id: str) -> str:
@@ -39,9 +41,10 @@ class OpenedFilesContext:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         from ..render.context import render  # rendering sits above the runtime; loaded only to display
+        from ..render.safe import safe_bundle
 
         text, body = render(self)
-        return {"text/plain": text, "text/html": body}
+        return safe_bundle({"text/plain": text, "text/html": body})
 
 
 def _render_file(path: str, size: int, text: str, sections: list[str]) -> tuple[str, list[str]]:
@@ -67,6 +70,7 @@ def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing
     blocks: list[str] = []
     files: list[dict] = []
     notes: list[str] = []
+    shown = 0
     for path in list(session.opened_files):
         try:
             resolved = paths.resolve(path)
@@ -81,13 +85,28 @@ def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing
                 session.active_sections.pop(path, None)
             continue
         sections = list(session.active_sections.get(path, ()))
+        assert info is not None
+        if info.st_size > READ_LIMIT:  # grew past the limit after it was opened: never sent whole
+            note = (
+                f"File {path} is now {info.st_size} bytes, over the {READ_LIMIT}-byte limit: its content is left "
+                "out of the context until it shrinks or is closed."
+            )
+            blocks.append(f'<file path="{path}" size="{info.st_size}">\n[{note}]\n</file>')
+            files.append({"path": path, "size": info.st_size, "sections": sections or None, "missing": []})
+            continue
         try:
             text = read_text(resolved)
-        except ToolError as exc:  # swapped for something else since the stat: say so instead of failing the turn
+        except ToolError as exc:  # swapped for something else, or grew, since the stat: say so, not fail the turn
             notes.append(f"File {path} could not be read: {exc.message}")
             continue
-        assert info is not None
         block, missing = _render_file(path, info.st_size, text, sections)
+        if shown + len(block) > OPENED_TOTAL_LIMIT:  # many pinned files: each fits, together they would not
+            block = (
+                f'<file path="{path}" size="{info.st_size}">\n[Not shown: the files before it already take {shown} '
+                f"characters of the {OPENED_TOTAL_LIMIT} all opened files may use. Close files you no longer "
+                "need, or pin sections instead of whole files.]\n</file>"
+            )
+        shown += len(block)
         blocks.append(block)
         files.append({"path": path, "size": info.st_size, "sections": sections or None, "missing": missing})
     if not blocks:

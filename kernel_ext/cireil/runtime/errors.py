@@ -34,9 +34,11 @@ class ConfigIssue:
     severity: str = "error"  # "error" stops loading; "warning" is reported and loading goes on
 
     def __str__(self) -> str:
+        from .controls import visible  # a message quotes what the file says: show its controls, never run them
+
         where = f"{self.file}:{self.line}" if self.line else self.file
         prefix = "warning: " if self.severity == "warning" else ""
-        return f"{where}: {prefix}{self.message}"
+        return visible(f"{where}: {prefix}{self.message}")
 
     def as_dict(self) -> dict:
         return {

@@ -61,6 +61,8 @@ def parse(text: str, kind: FrontmatterKind) -> dict:
             fields = tomllib.loads(inner)
         except tomllib.TOMLDecodeError as exc:
             raise FrontmatterError(f"TOML parse error: {exc}") from None
+        except RecursionError:  # tomllib recurses per nesting level: a depth bomb is a parse error here
+            raise FrontmatterError("TOML parse error: arrays or inline tables nested too deeply to read") from None
         if not isinstance(fields.get("description"), str):
             raise FrontmatterError(_missing("description", fields))
         return fields
@@ -70,6 +72,8 @@ def parse(text: str, kind: FrontmatterKind) -> dict:
         fields = yaml.safe_load(inner)
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"YAML parse error: {exc}") from None
+    except RecursionError:  # PyYAML composes nested flow collections recursively
+        raise FrontmatterError("YAML parse error: collections nested too deeply to read") from None
     if not isinstance(fields, dict):
         raise FrontmatterError("frontmatter must be a mapping with name and description")
     for key in ("name", "description"):

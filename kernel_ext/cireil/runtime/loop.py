@@ -15,9 +15,12 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
+from .cancel import context_with
+
 T = TypeVar("T")
 
 _CANCEL_GRACE_S = 10.0
+_RESPONSIVE_S = 0.3  # how long the loop may take to answer before it counts as stuck in synchronous work
 
 
 class RuntimeLoop:
@@ -95,6 +98,7 @@ class Submitted(Generic[T]):
         self._finished = threading.Event()
         self._task: asyncio.Task[T] | None = None
         self._cancelled = False
+        self._cancel_flag = threading.Event()  # seen at once by synchronous work (cancel.cancel_requested)
         loop.call_soon_threadsafe(self._start, coro)
 
     def _start(self, coro: Coroutine[Any, Any, T]) -> None:
@@ -103,7 +107,7 @@ class Submitted(Generic[T]):
             self._future.cancel()
             self._finished.set()
             return
-        self._task = self._loop.create_task(coro)
+        self._task = self._loop.create_task(coro, context=context_with(self._cancel_flag))
         self._task.add_done_callback(self._settle)
 
     def _settle(self, task: asyncio.Task[T]) -> None:
@@ -134,6 +138,7 @@ class Submitted(Generic[T]):
         return self._future.result(timeout)
 
     def cancel(self) -> None:
+        self._cancel_flag.set()
         self._loop.call_soon_threadsafe(self._cancel_in_loop)
 
     def cancel_and_wait(self, timeout: float = _CANCEL_GRACE_S) -> bool:
@@ -142,7 +147,21 @@ class Submitted(Generic[T]):
             self.cancel()
         except RuntimeError:  # the loop is already closed: nothing left to cancel
             return True
+        # The cancel is delivered by the loop thread. Stuck in synchronous work (a tool computing without
+        # awaiting), it can run neither the cancel nor any cleanup until that work ends: waiting the whole
+        # grace kept an interrupted kernel unresponsive for 10 s and more. Wait for the cleanup (exec killing
+        # its processes) only when the loop answers; the abandoned work is cancelled once it yields.
+        if not self._loop_answers(_RESPONSIVE_S):  # answered = the cancel, queued before, has run
+            return self._finished.is_set()
         return self._finished.wait(timeout)
+
+    def _loop_answers(self, timeout: float) -> bool:
+        answered = threading.Event()
+        try:
+            self._loop.call_soon_threadsafe(answered.set)
+        except RuntimeError:
+            return True
+        return answered.wait(timeout)
 
     def wait(self) -> T:
         """Block until done; a KeyboardInterrupt cancels the work, waits for its cleanup, re-raises."""

@@ -32,3 +32,22 @@ def media_kind(path: str) -> tuple[str, str] | None:
     if ext in VIDEO_TYPES:
         return "video", VIDEO_TYPES[ext]
     return None
+
+
+# Pictures and videos read outside a turn wait in the session for the next model call. Bounded so
+# that reading the same 2 MB picture 100 times keeps one copy, and many different ones keep the newest.
+PENDING_MEDIA_ITEMS = 16
+PENDING_MEDIA_BYTES = 8 * 1024 * 1024  # base64 makes it ~11 MB in the request: no tens of MB
+
+
+def queue_media(pending: list[dict], item: dict) -> None:
+    """Append `item` (with bytes `data`) to `pending`: a repeat replaces the earlier copy, the oldest go first."""
+    data = item["data"]
+    for i, queued in enumerate(pending):
+        if len(queued["data"]) == len(data) and queued["data"] == data:
+            del pending[i]  # the same content again: moved to the end, never held twice
+            break
+    pending.append(item)
+    total = sum(len(q["data"]) for q in pending)
+    while len(pending) > 1 and (len(pending) > PENDING_MEDIA_ITEMS or total > PENDING_MEDIA_BYTES):
+        total -= len(pending.pop(0)["data"])

@@ -13,6 +13,9 @@
 
 A message may carry "persistent": False: a context message for the current turn only, dropped from
 history when the turn ends (reference §7.4). Timestamps are ISO-8601 with an offset.
+
+Each constructor escapes lone surrogates (a non-UTF-8 file name, a model's stray `\\udXXX`) with
+`names.clean`: a message must encode as UTF-8 for sqlite and the provider, or the session is stuck.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import secrets
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
+
+from .names import clean
 
 
 def new_id() -> str:
@@ -41,11 +46,11 @@ def user_message(text: str, *, attachments: Iterable[dict] = (), parts: Iterable
     if attached:
         msg["attachments"] = attached
     msg.update(extra)
-    return msg
+    return clean(msg)
 
 
 def assistant_message(parts: Iterable[dict], **extra: Any) -> dict:
-    return {"id": new_id(), "role": "assistant", "timestamp": now_iso(), "content": list(parts), **extra}
+    return clean({"id": new_id(), "role": "assistant", "timestamp": now_iso(), "content": list(parts), **extra})
 
 
 def tool_response(call_id: str, name: str, output: Any) -> dict:
@@ -55,12 +60,12 @@ def tool_response(call_id: str, name: str, output: Any) -> dict:
         "timestamp": now_iso(),
         "toolCallId": call_id,
         "name": name,
-        "output": output,
+        "output": clean(output),
     }
 
 
 def system_message(text: str, **extra: Any) -> dict:
-    return {"id": new_id(), "role": "system", "timestamp": now_iso(), "content": text, **extra}
+    return clean({"id": new_id(), "role": "system", "timestamp": now_iso(), "content": text, **extra})
 
 
 CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,128}\Z")

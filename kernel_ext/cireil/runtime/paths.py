@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .config.sandbox_config import Mount
 from .errors import ToolError
+from .names import escape, unescape_path
 from .safefs import Target, is_temp_name
 
 ROOTS = ("workspace", "memories", "blocks", "skills", "tasks")
@@ -30,6 +31,10 @@ class ResolvedPath:
     root: str  # "workspace", "memories", ...
     mount: Mount | None = None
     boundary: str = ""  # realpath of the root or mount source the host path lies in
+
+    def __post_init__(self) -> None:
+        # the sandbox path is shown and stored (opened files, results): non-UTF-8 bytes in it escaped
+        object.__setattr__(self, "sandbox", escape(self.sandbox))
 
     @property
     def read_only(self) -> bool:
@@ -102,6 +107,7 @@ class SandboxPaths:
         """Resolve a sandbox path to a host path, or raise ToolError('Access denied: ...')."""
         if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
             raise _denied(str(path), "is outside the sandbox")
+        path = unescape_path(path)  # `\xNN`, as tools show a non-UTF-8 name, names that byte
         raw_root = next((seg for seg in path.split("/") if seg not in ("", ".")), "")
         norm = normalize(path)
         parts = norm.lstrip("/").split("/", 1)
@@ -152,6 +158,7 @@ class SandboxPaths:
         """The read-only system paths list-dir may show: /usr, /lib, /lib64, /nix and below."""
         if not isinstance(path, str) or "\0" in path:
             raise _denied(str(path), "is outside the sandbox")
+        path = unescape_path(path)
         if ".." in path.split("/"):
             raise _denied(path, "contains path traversal")
         norm = normalize(path)

@@ -15,7 +15,7 @@ from . import safefs
 from .errors import ToolError
 from .paths import ResolvedPath, SandboxPaths
 
-READ_LIMIT = 262144  # bytes; the spec's cap on text reads, also with raw
+READ_LIMIT = 262144  # bytes; the spec's cap on text reads, also with raw; open-file and read-sections share it
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,27 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def read_text(found: StatedFile | ResolvedPath) -> str:
-    return decode(found.read_bytes() if isinstance(found, StatedFile) else read_bytes(found))
+def read_text(found: StatedFile | ResolvedPath, *, tool: str = "open-file") -> str:
+    """The file's text, at most READ_LIMIT bytes of it: a larger file is refused (`over_limit`), never loaded whole."""
+    resolved = found.resolved if isinstance(found, StatedFile) else found
+    data = read_bytes(resolved, READ_LIMIT)
+    if len(data) > READ_LIMIT:  # grew since it was checked, or never was: still never pinned whole
+        try:
+            size = safefs.stat_entry(resolved.target).st_size
+        except OSError:
+            size = len(data)
+        raise over_limit(resolved.sandbox, size, tool)
+    return decode(data)
+
+
+def over_limit(path: str, size: int, tool: str = "open-file") -> ToolError:
+    """A file too big to pin or to read sections of: the same limit as read."""
+    return ToolError(
+        f"File '{path}' is {size} bytes, over the {READ_LIMIT}-byte limit (256 KiB) that read, open-file and "
+        f"read-sections share; {tool} does not pin or show it.",
+        hint="Extract the part you need into a smaller file (for example with exec: head, sed -n or grep "
+        "into /workspace/excerpt.txt, when exec is enabled) and open that file instead.",
+    )
 
 
 def too_big(path: str, size: int) -> ToolError:

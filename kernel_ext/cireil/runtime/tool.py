@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ToolError
+from .names import clean as escape_names
 from .params import Object
 
 if TYPE_CHECKING:
@@ -105,7 +106,12 @@ async def execute(tool: Tool, args: Any, ctx: ToolContext) -> dict:
     """Validate, run, and turn every failure into the result dict the agent would see (reference §3).
 
     Cancellation is not a failure: it propagates so that the caller's interrupt stays an interrupt.
+    Non-UTF-8 names in the result come out escaped (`names.clean`): it must survive JSON and sqlite.
     """
+    return escape_names(await _execute(tool, args, ctx))
+
+
+async def _execute(tool: Tool, args: Any, ctx: ToolContext) -> dict:
     if tool.prepare is not None:
         args = tool.prepare(args)
     clean, issues = tool.params.validate(args if args is not None else {})

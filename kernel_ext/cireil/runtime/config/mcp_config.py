@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigIssue
 from .tomlsource import TomlSource
+from .urlcheck import url_problem
 
 MCP_FILE = "config/mcp.toml"
 DEFAULT_TIMEOUT_MS = 60000
@@ -91,11 +92,10 @@ def _parse_server(source: TomlSource, name: str, entry: object, issues: list[Con
         issues.append(source.issue((*where, "url"), f"[servers.{name}] needs a url"))
         ok = False
     else:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            issues.append(
-                source.issue((*where, "url"), f"server '{name}': url must be http:// or https://, not {url!r}")
-            )
+        problem = url_problem(url)
+        if problem:
+            shown = f", not {url!r}" if problem.startswith("must") else f": {url!r}"
+            issues.append(source.issue((*where, "url"), f"server '{name}': url {problem}{shown}"))
             ok = False
     timeout = entry.get("timeout", DEFAULT_TIMEOUT_MS)
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:

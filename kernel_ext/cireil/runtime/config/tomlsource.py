@@ -93,6 +93,8 @@ class TomlSource:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise TomlSyntaxError.from_decode(rel, exc, text) from None
+        except RecursionError:  # tomllib recurses once per nested array or inline table
+            raise TomlSyntaxError(ConfigIssue(rel, deep_line(text), f"invalid TOML: {TOO_DEEP}")) from None
         source = cls(rel, text, data)
         source._index()
         return source
@@ -108,6 +110,8 @@ class TomlSource:
             header = _HEADER.match(line)
             if header:
                 path = _split_key(header.group(2))
+                for size in range(1, len(path)):  # `[a.b.c]` also defines a and a.b (implicitly) here
+                    self.lines.setdefault(path[:size], number)
                 if header.group(1) == "[[":
                     index = array_counts.get(path, -1) + 1
                     array_counts[path] = index
@@ -120,7 +124,8 @@ class TomlSource:
             assign = _ASSIGN.match(line)
             if assign:
                 key = (*table, *_split_key(assign.group(1)))
-                self.lines.setdefault(key, number)
+                for size in range(len(table) + 1, len(key) + 1):  # `a.b = 1` defines a here too
+                    self.lines.setdefault(key[:size], number)
                 depth, in_string = _value_state(line[assign.end() :], 0, None)
 
     def line_of(self, *path: str | int) -> int | None:
@@ -134,6 +139,24 @@ class TomlSource:
     def issue(self, path: tuple, message: str, severity: str = "error") -> ConfigIssue:
         key = ".".join(str(p) for p in path) if path else None
         return ConfigIssue(self.rel, self.line_of(*path), message, key=key, severity=severity)
+
+
+TOO_DEEP = "arrays or inline tables nested too deeply to read"
+_DEEP_LIMIT = 100
+
+
+def deep_line(text: str) -> int | None:
+    """The line where brackets first nest past `_DEEP_LIMIT` levels (strings are not told apart: a hint only)."""
+    depth = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        for ch in line:
+            if ch in "[{":
+                depth += 1
+                if depth > _DEEP_LIMIT:
+                    return number
+            elif ch in "]}":
+                depth = max(0, depth - 1)
+    return None
 
 
 class TomlSyntaxError(Exception):

@@ -106,6 +106,8 @@ def _parse_exec(source: TomlSource, value: Any, issues: list[ConfigIssue]) -> Ex
             problem = f"'exec.{key}' must be a non-empty string"
         elif kind == "str" and not item.startswith("/"):
             problem = f"'exec.{key}' must be an absolute sandbox path such as /workspace/.exec-output"
+        elif key == "outputDir" and (outside := _outside_sandbox(item)):
+            problem = f"'exec.outputDir' {outside}, not {item!r}: spill files must land inside the sandbox"
         elif kind == "names":
             if not isinstance(item, list) or not all(isinstance(n, str) and n.strip() for n in item):
                 problem = f"'exec.{key}' must be a list of non-empty variable names"
@@ -116,6 +118,19 @@ def _parse_exec(source: TomlSource, value: Any, issues: list[ConfigIssue]) -> Ex
         else:
             settings[key] = item
     return ExecConfig(**settings)
+
+
+def _outside_sandbox(path: str) -> str | None:
+    """Why a sandbox path lies outside the sandbox roots, judged as resolve() does; None when inside."""
+    from ..paths import ROOTS, normalize  # lazy: paths imports config modules
+
+    raw_root = next((seg for seg in path.split("/") if seg not in ("", ".")), "")
+    root = normalize(path).lstrip("/").split("/", 1)[0]
+    if root not in ROOTS:
+        return "must be under " + ", ".join(f"/{r}" for r in ROOTS)
+    if raw_root != root:
+        return f"leaves /{raw_root} by '..'"
+    return None
 
 
 def parse_tools_config(

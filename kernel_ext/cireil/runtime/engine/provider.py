@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import CireilError
+from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..mcp.sse import SseParser
 from ..messages import assistant_message
 from .config import MissingApiKey, ModelConfig, ProviderConfig
@@ -255,7 +256,7 @@ def parse_arguments(raw: str | None) -> tuple[dict, str | None]:
         return {}, None
     for candidate in (text, _ESCAPE.sub(lambda m: m.group(0) if m.group(1) else "\\\\", text)):
         try:
-            value = json.loads(candidate)
+            value = bounded_loads(candidate)
         except ValueError:
             continue
         return (value, None) if isinstance(value, dict) else ({}, text)
@@ -265,7 +266,7 @@ def parse_arguments(raw: str | None) -> tuple[dict, str | None]:
 def _error_message(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace")
     try:
-        data = json.loads(text)
+        data = bounded_loads(text)
     except ValueError:
         return text.strip()[:_MAX_ERROR_TEXT] or "(empty body)"
     if isinstance(data, dict):
@@ -512,7 +513,7 @@ class OpenAIProvider:
             else:
                 raw = await response.aread()
                 try:
-                    payload = json.loads(raw)
+                    payload = bounded_loads(raw)
                 except ValueError:
                     snippet = raw[:200].decode("utf-8", "replace")
                     raise ProviderError(
@@ -539,7 +540,7 @@ class OpenAIProvider:
                             deadline.reschedule(asyncio.get_running_loop().time() + _DRAIN_GRACE_S)
                             break
                         try:
-                            chunk = json.loads(event.data)
+                            chunk = bounded_loads(event.data)
                         except ValueError:
                             continue  # a keepalive or vendor comment in data form; not part of the reply
                         acc.add_body(chunk, key="delta")
@@ -549,6 +550,6 @@ class OpenAIProvider:
             if event.data.strip() == "[DONE]":
                 return
             with contextlib.suppress(ValueError):
-                acc.add_body(json.loads(event.data), key="delta")
+                acc.add_body(bounded_loads(event.data), key="delta")
         if acc.finish_reason is None:
             raise ProviderError(f"provider '{self.provider.name}': the stream ended before the reply was complete")

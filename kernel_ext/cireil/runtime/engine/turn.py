@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import messages as msgs
 from ..conversation import Conversation
 from ..result import ToolResult
+from ..resultcap import cap_result
 from ..session import not_granted
 from ..tool import execute
 
@@ -275,6 +276,14 @@ class Turn:
             self.emit({"type": "tool", "step": step, "call": call})
             started = time.perf_counter()
             data, inspect = await self._call(call, conversation, disabled)
+            # what the model gets and the session keeps: a huge result would be re-sent with every request
+            data = cap_result(
+                data,
+                limit=self.agent.result_limit,
+                agent_dir=self.agent.directory,
+                tool=name,
+                call_id=str(call.get("id", "")),
+            )
             result = ToolResult(name, call.get("input") or {}, data, time.perf_counter() - started, agent=self.agent)
             result.inspect = inspect  # for the view only (an MCP call's wire): never in the history
             self._add(msgs.tool_response(call["id"], name, data))

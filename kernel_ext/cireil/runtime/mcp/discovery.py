@@ -75,8 +75,27 @@ def _add_tools(found: Discovered, client: McpClient, listing: list[dict], issue_
                 issue_at(server, f"server '{server.name}': tools '{other}' and '{remote}' would both be named '{name}'")
             )
             continue
+        if problem := _schema_problem(spec.get("inputSchema")):
+            found.issues.append(issue_at(server, f"server '{server.name}': tool '{remote}' {problem}"))
+            continue
         remote_of[name] = remote
         found.tools[name] = _tool(client, name, remote, spec)
+
+
+def _schema_problem(schema: object) -> str | None:
+    """Why an inputSchema cannot be given to a model as a tool's parameters; None when it can.
+
+    Tool parameters are an object (the call's arguments are one); a server that lists something
+    else would have it forwarded as is and the provider reject every request of the turn.
+    """
+    if schema is None:
+        return None  # not listed at all: the tool takes no arguments (an empty object schema)
+    if not isinstance(schema, dict):
+        return f"has an inputSchema that is not a JSON Schema object but {type(schema).__name__}"
+    kind = schema.get("type", "object")
+    if kind != "object":
+        return f'has an inputSchema of type {kind!r}; tool arguments must be an object schema (type "object")'
+    return None
 
 
 def _tool(client: McpClient, name: str, remote: str, spec: dict) -> Tool:

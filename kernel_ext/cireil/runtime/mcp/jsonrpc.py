@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..jsonbound import loads as bounded_loads
 from .errors import McpError, McpRemoteError
 
 
@@ -41,7 +42,7 @@ def response(rid: Any, result: dict | None = None, error: dict | None = None) ->
 def decode(text: str) -> list[dict]:
     """One message or (2025-03-26) a batch array; anything else is a protocol error."""
     try:
-        value = json.loads(text)
+        value = bounded_loads(text)  # listings and results: a depth bomb is an error here, not a RecursionError later
     except ValueError as exc:
         raise McpError(f"server sent invalid JSON ({exc}): {text[:200]!r}") from None
     items = value if isinstance(value, list) else [value]
@@ -68,7 +69,7 @@ def outcome(message: dict) -> dict:
 def error_in_body(text: str) -> dict | None:
     """The JSON-RPC error object an HTTP error body may carry (its id is often null or odd: ignore it)."""
     try:
-        value = json.loads(text)
+        value = bounded_loads(text)
     except ValueError:
         return None
     if isinstance(value, dict) and isinstance(value.get("error"), dict):

@@ -207,8 +207,10 @@ def write_jsonl(entries: Iterable[dict[str, Any]], path: str) -> int:
 
 
 def _decoded(text: str) -> Any:
+    from ..jsonbound import loads as bounded_loads  # a depth bomb is shown as the text it is
+
     try:
-        return json.loads(text)
+        return bounded_loads(text)
     except ValueError:
         return text  # not JSON (an error page, a cut message): shown as the text it is
 

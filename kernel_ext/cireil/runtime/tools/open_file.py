@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import ToolError
 from ..params import Array, Boolean, Params, String
 from ..sections import unknown_ids_error
-from ..textfile import read_text, stat_path
+from ..textfile import READ_LIMIT, over_limit, read_text, stat_path
 from ..tool import Tool, ToolContext
 
 
@@ -23,6 +23,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     found = stat_path(ctx.paths, path)
     if not found.is_file:
         raise ToolError("Path is a directory or not a standard file.", hint="Only files can be pinned.")
+    if found.size > READ_LIMIT:  # it would be sent whole with every model call: 30 MB per request
+        raise over_limit(path, found.size)
     key = found.resolved.sandbox
     session = ctx.session
     active = list(session.active_sections.get(key, ()))

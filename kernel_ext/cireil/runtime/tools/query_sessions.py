@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from ..errors import ToolError
 from ..params import Number, Params, String
-from ..sessions.search import MODES
+from ..sessions.search import MODES, SearchBudgetExceeded, search_budget
 from ..sessions.tooling import store_of
 from ..tool import Tool, ToolContext
 from .list_sessions import origin_field
@@ -15,18 +16,29 @@ from .list_sessions import origin_field
 async def run(args: dict, ctx: ToolContext) -> dict:
     store = store_of(ctx, "query-sessions")
     try:
-        matches, total = store.query(
-            args["query"],
-            mode=args["mode"],
-            limit=int(args["limit"]),
-            offset=int(args["offset"]),
-            order=args["order"],
-            origin=args.get("origin"),
-            since=args.get("since"),
-        )
+        with search_budget() as budget:
+            matches, total = store.query(
+                args["query"],
+                mode=args["mode"],
+                limit=int(args["limit"]),
+                offset=int(args["offset"]),
+                order=args["order"],
+                origin=args.get("origin"),
+                since=args.get("since"),
+            )
     except re.error as exc:
         raise ToolError(
             f"Invalid regular expression: {exc}", hint="Fix the pattern, or search with mode raw or glob."
+        ) from None
+    except Exception as exc:
+        # SQLite reports an exception raised in its match callback as its own error: the budget says which
+        if budget.cancelled:
+            raise asyncio.CancelledError from None  # interrupted: the call is cancelled, not failed
+        if not (budget.exceeded or isinstance(exc, SearchBudgetExceeded)):
+            raise
+        raise ToolError(
+            f"The search ran out of its {budget.seconds:g} s time budget after testing {budget.tested} messages.",
+            hint="Narrow it: a longer literal in the query, origin, or since.",
         ) from None
     return {"matches": matches, "success": True, "totalMatches": total}
 
@@ -36,7 +48,8 @@ TOOL = Tool(
     description=(
         "Search the text of persisted user and assistant messages across sessions (scheduled-job sessions "
         "excluded). glob (default): the whole text must match, case-insensitive, * any run, ? one character. "
-        "regex: case-insensitive, matches anywhere. raw: case-sensitive substring."
+        "regex: case-insensitive, matches anywhere, RE2 syntax (no backreferences or lookaround). "
+        "raw: case-sensitive substring."
     ),
     params=Params(
         query=String(min_length=1, description="What to search for"),

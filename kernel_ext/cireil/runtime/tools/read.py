@@ -6,7 +6,7 @@ import asyncio
 
 from ..errors import ToolError
 from ..imaging import SENDABLE, sendable
-from ..media import media_kind
+from ..media import media_kind, queue_media
 from ..params import Boolean, Params, String
 from ..sniff import SNIFF_BYTES, binary_kind, inspect_hint
 from ..textfile import READ_LIMIT, decode, stat_path, too_big
@@ -39,7 +39,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         sent_type = media_type
         if kind[0] == "image" and media_type not in SENDABLE:  # AVIF, HEIC, BMP, TIFF: sent as WebP
             data, sent_type = await asyncio.to_thread(sendable, data, media_type, f"'{path}'")
-        ctx.session.pending_media.append({"type": kind[0], "mediaType": sent_type, "path": path, "data": data})
+        queue_media(ctx.session.pending_media, {"type": kind[0], "mediaType": sent_type, "path": path, "data": data})
         return {"mediaType": media_type, "path": path, "size": found.size, "success": True, "type": kind[0]}
     if found.size > READ_LIMIT:  # before reading: a huge file is never loaded, outlined or returned
         # its start says whether "extract an excerpt" makes sense

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import ToolError
 from ..params import Array, Boolean, Params, String
 from ..sections import unknown_message
-from ..textfile import read_text, stat_path
+from ..textfile import READ_LIMIT, over_limit, read_text, stat_path
 from ..tool import Tool, ToolContext
 
 
@@ -23,7 +23,9 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     if key not in ctx.session.opened_files:
         return {"error": f"File '{path}' is not open. Use 'open-file' first.", "path": path, "success": False}
     found = stat_path(ctx.paths, path)
-    outline = build_outline(key, read_text(found))
+    if found.size > READ_LIMIT:
+        raise over_limit(path, found.size, "read-sections")
+    outline = build_outline(key, read_text(found, tool="read-sections"))
     if outline is None:
         return {
             "message": "The file is below the outline threshold — the entire file is already in context.",

@@ -13,7 +13,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     sandbox = f"/skills/{slug}/SKILL.md"
     resolved = ctx.paths.resolve(sandbox)  # a slug like `../blocks` is refused here
     try:
-        content = read_text(resolved)
+        content = read_text(resolved, tool="read-skill")
     except ToolError as exc:
         if not exc.message.startswith(("ENOENT", "EISDIR")):
             raise

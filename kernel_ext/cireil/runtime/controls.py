@@ -1,0 +1,31 @@
+"""Control characters made visible: text from others shown, never acted on by a terminal or front end.
+
+ESC starts terminal sequences (OSC title, OSC 52 clipboard writes, screen clears, CSI colours and
+cursor moves); C1 controls do the same in one byte; a lone CR rewinds the line; bidi overrides make
+text read differently from what it is. `visible` replaces each with a stand-in (␛, ␇, ␍, \\x9b,
+⟨U+202E⟩); newline and tab stay. Used by every display bundle (render/safe.py) and by config error
+messages, which quote what a file says.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 except tab and newline, a CR not followed by LF, DEL, C1, bidi embeddings/overrides/isolates
+CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control pictures: ␀ … ␟, ␛ for ESC
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"⟨U+{code:04X}⟩"
+
+
+def visible(text: str) -> str:
+    """`text` with every control character shown instead of acted on (tab and newline kept)."""
+    return CONTROLS.sub(_stand_in, text)

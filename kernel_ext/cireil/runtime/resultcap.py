@@ -1,0 +1,81 @@
+"""Tool results too big for the model: cut to a limit for it, kept whole on disk for the person.
+
+A 20 MB MCP result went into the conversation, was stored in sessions.db and re-sent with every
+later request of the session. Results over `limit` bytes (as JSON) are saved whole under the agent
+directory, in cireil's own folder `.cireil/results/` (never the workspace: the agent cannot read or
+change it, and it is not synced as agent files), and the model gets the same result with long
+strings cut and a `resultTruncated` note saying how big it was and where it is kept.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RESULT_LIMIT = 256 * 1024  # bytes of JSON per tool result sent to the model; Agent.result_limit overrides it
+RESULTS_DIR = ".cireil/results"
+_SEQ = itertools.count(1)
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+
+
+def _shrink(value: Any, cap: int) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= cap else value[:cap] + f"… [{len(value) - cap} more characters cut]"
+    if isinstance(value, dict):
+        return {k: _shrink(v, cap) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shrink(v, cap) for v in value]
+    return value
+
+
+def _save(agent_dir: Path, tool: str, call_id: str, text: str) -> Path:
+    folder = agent_dir / RESULTS_DIR
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{tool}-{call_id}")[:80]
+    path = folder / f"{stamp}-{next(_SEQ):04d}-{safe}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
+        f.write(text)
+    return path
+
+
+def cap_result(data: dict, *, limit: int, agent_dir: Path, tool: str, call_id: str) -> dict:
+    """`data` itself when it fits in `limit` bytes of JSON; else a cut copy with a note, the whole saved."""
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    size = len(text.encode("utf-8", "replace"))
+    if size <= limit:
+        return data
+    saved = _save(agent_dir, tool, call_id, text)
+    shown = f"<agent dir>/{RESULTS_DIR}/{saved.name}"
+    note = {
+        "bytes": size,
+        "limit": limit,
+        "savedAs": shown,
+        "note": (
+            f"This result was {size} bytes, over the {limit}-byte limit for one tool result: long text in it was "
+            f"cut. The whole result is kept for the person at {shown}, outside your sandbox (you cannot read it). "
+            "Ask for less (a narrower query, a smaller page) if you need what was cut."
+        ),
+    }
+    budget = max(limit - _size(note) - 64, 0)
+    cap = limit
+    while cap >= 64:
+        cut = _shrink(data, cap)
+        if _size(cut) <= budget:
+            return {**cut, "resultTruncated": note} if isinstance(cut, dict) else {"resultTruncated": note}
+        cap //= 2
+    # structure, not text, is what is big (a list of a million numbers): a prefix of its JSON is all that fits
+    preview = text[: max(budget // 2, 0)]
+    out: dict[str, Any] = {"preview": preview, "resultTruncated": note}
+    if "success" in data:
+        out["success"] = data["success"]
+    return out

@@ -1,0 +1,50 @@
+"""JSON from others with hostile depth: a clear error at the door, never a RecursionError later."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from cireil.runtime import jsonbound
+from cireil.runtime.engine.partialjson import partial_string_field
+from cireil.runtime.engine.provider import parse_arguments
+
+BOMB = "[" * 100_000 + "]" * 100_000
+GENEROUS_S = 10.0
+
+
+def test_bounded_loads_refuses_depth_bombs_with_a_value_error():
+    for text in (BOMB, '{"a":' * 5000 + "1" + "}" * 5000, "[" * 101 + "]" * 101):
+        with pytest.raises(ValueError, match="nested deeper than 100 levels"):
+            jsonbound.loads(text)
+    assert jsonbound.loads("[" * 100 + "]" * 100) is not None  # at the limit: fine
+    assert jsonbound.loads('{"a": [1, {"b": "c"}]}') == {"a": [1, {"b": "c"}]}
+
+
+def test_too_deep_walks_without_recursion():
+    value: object = 1
+    for _ in range(50_000):
+        value = [value]
+    assert jsonbound.too_deep(value)
+    assert not jsonbound.too_deep([[1], {"a": [2]}], 3)
+
+
+def test_model_arguments_nested_too_deep_are_a_validation_failure_not_a_crash():
+    args, raw = parse_arguments('{"path": ' + BOMB + "}")
+    assert args == {} and raw is not None  # the turn reports "not valid JSON" to the model and goes on
+
+
+def test_partial_json_of_a_deep_stream_is_linear():
+    text = '{"other": ' + "[" * 200_000 + ', "content": "hi'
+    started = time.monotonic()
+    assert partial_string_field(text, "content") is None  # the deep value never closed: content not at top level
+    closed = '{"other": ' + BOMB + ', "content": "hel'
+    assert partial_string_field(closed, "content") == "hel"
+    assert time.monotonic() - started < GENEROUS_S
+
+
+def test_a_deep_value_still_encodes_for_the_next_request():
+    value = jsonbound.loads("[" * 100 + "]" * 100)
+    json.dumps(value)  # what the provider does with a tool result: below the limit it always fits
