@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import frontmatter, registry
+from .conditions import CONDITIONS_FILE, Conditions, PathAccess, RuleContext, block_file_warnings, parse_conditions
 from .config.mcp_config import MCP_FILE, McpServer, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_toml
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 NOTEBOOK_SESSION = "notebook:main"
 
-_WATCHED = (TOOLS_FILE, SANDBOX_FILE)
+_WATCHED = (TOOLS_FILE, SANDBOX_FILE, CONDITIONS_FILE)
 
 
 def _fingerprint(directory: Path, rel: str) -> bytes | None:
@@ -64,6 +65,7 @@ class Snapshot:
     fingerprints: dict[str, bytes | None]
     warnings: list[ConfigIssue] = field(default_factory=list)
     mcp: Discovered | None = None  # the connections and tools found at load; fixed until restart
+    conditions: Conditions = field(default_factory=Conditions)  # config/conditions.toml, re-read on change
 
 
 @dataclass
@@ -167,6 +169,10 @@ def read_config(
     tools_src = _read(layout, TOOLS_FILE, issues)
     sandbox_cfg, sandbox_issues = parse_sandbox_config(_read(layout, SANDBOX_FILE, issues), layout.slug)
     issues += sandbox_issues
+    conditions, condition_issues = parse_conditions(_read(layout, CONDITIONS_FILE, issues))
+    issues += condition_issues
+    if with_content:
+        issues += block_file_warnings(layout.directory, conditions)
     fresh = mcp_servers is None  # connections opened here are closed here when the config is broken
     if mcp_servers is None:
         mcp_src = _read(layout, MCP_FILE, issues)
@@ -202,7 +208,7 @@ def read_config(
         return None, issues
     tools = {name: _resolve(name, extra, mcp_tools) for name in tools_cfg.enabled_names}
     warnings = [i for i in issues if i.severity == "warning"]
-    return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp), issues
+    return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp, conditions), issues
 
 
 def _resolve(name: str, extra: Mapping[str, Tool], mcp_tools: Mapping[str, Tool]) -> Tool:
@@ -298,6 +304,8 @@ class Agent:
         self._pending_notices: list[str] = []
         self.generation = 0  # bumped whenever the enabled tool set changes
         self.tool_state: dict[str, Any] = {}  # what tools keep between calls (edit's dry-run previews)
+        # session id -> what conditions.toml rules see of it, when a person chose it (%cireil session --guild ...)
+        self._acting: dict[str, RuleContext] = {}
         self.closed = False
 
     @classmethod
@@ -433,7 +441,7 @@ class Agent:
         return ToolContext(
             agent_dir=self.directory,
             slug=self.slug,
-            paths=self.sandbox_paths(),
+            paths=self.sandbox_paths(session),
             sandbox=snapshot.sandbox,
             tools_config=snapshot.tools_config,
             session=session,
@@ -441,8 +449,31 @@ class Agent:
             conversation=conversation,
         )
 
-    def sandbox_paths(self) -> SandboxPaths:
-        return SandboxPaths(self.directory, self._snapshot.sandbox.mounts)
+    def sandbox_paths(self, session: Session | None = None) -> SandboxPaths:
+        """The path model; for a session, with conditions.toml's access rules as that session sees them."""
+        snapshot = self._snapshot
+        if session is None or not snapshot.conditions.has_path_rules:
+            return SandboxPaths(self.directory, snapshot.sandbox.mounts)
+        access = PathAccess(snapshot.conditions, self.rule_context(session))
+        return SandboxPaths(self.directory, snapshot.sandbox.mounts, access=access)
+
+    # -- conditions.toml --------------------------------------------------------------------------
+    @property
+    def conditions(self) -> Conditions:
+        return self._snapshot.conditions
+
+    def rule_context(self, session: Session | None = None) -> RuleContext:
+        """What conditions.toml rules see of a session: what a person set for it, else its own platform."""
+        session = session or self.session
+        return self._acting.get(session.id) or RuleContext.of_session(session)
+
+    def act_as(self, context: RuleContext | None, session: Session | None = None) -> None:
+        """Evaluate rules for `session` (default: the current one) as if it ran in `context`; None = its own."""
+        session = session or self.session
+        if context is None:
+            self._acting.pop(session.id, None)
+        else:
+            self._acting[session.id] = context
 
     def current_tools(self) -> dict[str, Tool]:
         """The enabled tools of the current snapshot, without re-reading anything."""
@@ -480,7 +511,7 @@ class Agent:
         """The opened files and pinned sections exactly as the next model call would show them (§7.2)."""
         from .context import opened_files_context
 
-        return opened_files_context(self.session, self.sandbox_paths())
+        return opened_files_context(self.session, self.sandbox_paths(self.session))
 
     # -- sessions -----------------------------------------------------------------------------------
     def session_for(self, session_id: str) -> Session:

@@ -115,7 +115,9 @@ class Engine:
         assembled = assemble(
             layout=agent.layout,
             session=session,
-            paths=agent.sandbox_paths(),
+            paths=agent.sandbox_paths(session),
+            conditions=agent.conditions,
+            rule_context=agent.rule_context(session),
             model_cfg=model_cfg,
             max_turns=provider.max_turns,
             token_cache=self._token_cache,
