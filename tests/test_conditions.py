@@ -361,3 +361,43 @@ def test_a_missing_block_file_is_skipped_with_a_load_warning(tmp_path):
         assert "conditional/" not in agent.prompt().assembled.system
     finally:
         agent.close()
+
+
+# -- the notebook ------------------------------------------------------------------------------------
+def test_session_options_choose_what_the_rules_see(tmp_path):
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    from cireil.kernel import extension
+    from test_magics import loaded, run, usage_error
+
+    InteractiveShell.clear_instance()
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = InteractiveShell.instance(config=config)
+    try:
+        loaded(shell, conditions_agent(tmp_path))
+        _card, rules = run(shell, f"%cireil session --channel discord --guild {GUILD} --channel-id 42").displayed
+        text = rules["text/plain"]
+        assert f"rules see: channel: discord, guild: {GUILD}, nsfw: false (set with %cireil session)" in text
+        assert "/workspace/shared: allowed" in text and "/workspace/shared/nsfw: DENIED" in text
+        assert "does not add /blocks/conditional/after-hours.md" in text
+        assert "<script" not in rules["text/html"] and "/workspace/shared/nsfw: DENIED" in rules["text/html"]
+        agent = extension._LOADED[id(shell)][0].agent
+        assert agent.call("read", path="/workspace/shared/plan.md").data["success"]
+        run(shell, "%cireil session --channel tui")
+        assert not agent.call("read", path="/workspace/shared/plan.md").data["success"]
+        shown = run(shell, "%cireil prompt").displayed
+        assert any("adds /blocks/conditional/after-hours.md" in b["text/plain"] for b in shown)
+        assert any("&lt;conditional/after-hours&gt;" in b["text/html"] for b in shown)
+        shown = run(shell, "%cireil context").displayed
+        assert any("rules see: channel: tui" in b["text/plain"] for b in shown)
+        run(shell, "%cireil session --as-is")
+        assert "rules see: channel: notebook" in run(shell, "%cireil context").displayed[-1]["text/plain"]
+        assert "digits only" in usage_error(shell, "%cireil session --guild abc")
+        assert "use them with --channel discord" in usage_error(shell, "%cireil session --channel tui --nsfw")
+        assert "--channel must be one of" in usage_error(shell, "%cireil session --channel irc")
+    finally:
+        if "cireil" in shell.extension_manager.loaded:
+            shell.extension_manager.unload_extension("cireil")
+        InteractiveShell.clear_instance()

@@ -34,6 +34,10 @@ HELP = [
     ("context", "what the agent sees of its opened files and pinned sections"),
     ("prompt [--session NAME]", "the next model request: system prompt, messages, tool schemas, body"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
+    (
+        "session [NAME] --channel discord --guild ID [--nsfw]",
+        "what config/conditions.toml rules see of the session (--as-is: its own platform again)",
+    ),
     ("sessions", "the agent's persisted sessions, most recently active first"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("help", "this list"),
@@ -192,12 +196,17 @@ class CireilMagics:
         display(tool_form(agent, agent.tool(args[0]).name) if args else palette(agent))
 
     def session(self, args: list[str]) -> None:
+        from .conditionsmagics import split_rule_options
+
+        args, acting = split_rule_options(args)
         if len(args) > 1:
             raise UsageError("usage: %cireil session [NAME]")
         agent = self.require_agent()
         if args:
             agent.use_session(args[0])
+        self._act_as(agent, acting)
         display(SessionCard(agent.slug, agent.session))
+        self._show_rules(agent, [])
 
     def sessions(self, args: list[str]) -> None:
         from .agentmagics import show_sessions
@@ -207,7 +216,9 @@ class CireilMagics:
     def prompt(self, args: list[str]) -> None:
         from .agentmagics import show_prompt
 
-        show_prompt(self._fresh_agent(), args)
+        agent = self._fresh_agent()
+        show_prompt(agent, args)
+        self._show_rules(agent, args)
 
     def attach(self, args: list[str]) -> None:
         _no_args(args, "attach")
@@ -231,10 +242,30 @@ class CireilMagics:
     def context(self, args: list[str]) -> None:
         _no_args(args, "context")
         display(self.require_agent().context())
+        self._show_rules(self.require_agent(), [])
 
     def help(self, args: list[str]) -> None:
         _no_args(args, "help")
         display(HelpText(HELP, HELP_FOOTER))
+
+    # -- conditions.toml (conditionsmagics.py) ------------------------------------------------------
+    @staticmethod
+    def _act_as(agent: Agent, acting: Any) -> None:
+        """Apply --channel/--guild/... to the (new) current session."""
+        from .conditionsmagics import apply_rule_options
+
+        apply_rule_options(agent, acting)
+
+    @staticmethod
+    def _show_rules(agent: Agent, args: list[str]) -> None:
+        from .agentmagics import PROMPT_USAGE, parse_options
+        from .conditionsmagics import conditions_view
+
+        name = parse_options(args, ("session", "model", "provider"), PROMPT_USAGE).get("session")
+        session = agent.session_for(agent.session_id(name)) if name else agent.session
+        view = conditions_view(agent, session)
+        if view is not None:
+            display(view)
 
     # -- helpers --------------------------------------------------------------------------------
     def _user_tools(self, name: str) -> list[Tool]:
