@@ -401,3 +401,122 @@ def test_session_options_choose_what_the_rules_see(tmp_path):
         if "cireil" in shell.extension_manager.loaded:
             shell.extension_manager.unload_extension("cireil")
         InteractiveShell.clear_instance()
+
+
+# -- an agent root written from the original's own example files (upstream-formats §3.2–3.7) -------------
+ORIGINAL_FILES = {
+    "config/cron.toml": """\
+[[jobs]]
+id = "morning-brief"
+prompt = "Read /tasks/morning.md and send me today's plan."
+schedule = { cron = "30 7 * * 1-5" }
+target = "discord:1425768080998400016"
+
+[[jobs]]
+id = "hourly-sync"
+prompt = "Check /workspace/inbox for new files."
+schedule = { every = 3600 }
+delivery = "none"
+""",
+    "config/heartbeat.toml": """\
+enabled = true
+interval = 3600
+
+[activeHours]
+start = "08:00"
+end = "22:00"
+timezone = "Europe/Berlin"
+""",
+    "config/summarization.toml": 'provider = "default"\nmodel = "gpt-4o-mini"\n',
+    "config/channels/discord.toml": """\
+token = "MTQy.x.y"
+ownerId = "402981735266648064"
+
+[directMessages]
+mode = "allowlist"
+users = ["555000111222333444"]
+""",
+    "config/conditions.toml": EXAMPLE,
+}
+ORIGINAL_PLUGINS = """\
+[[plugins]]
+package = "@cireilclaw/plugin-brave-search"
+
+[[plugins]]
+name = "weather-local"
+stateQuotaBytes = 1048576
+"""
+
+
+def original_root(tmp_path: Path) -> Path:
+    from cireil.runtime.scaffold import init
+
+    agent = init(tmp_path / "root" / "agents" / "wren")
+    root = agent.parents[1]
+    for rel, text in ORIGINAL_FILES.items():
+        (agent / rel).parent.mkdir(parents=True, exist_ok=True)
+        (agent / rel).write_text(text)
+    engine = agent / "config" / "engine.toml"
+    engine.write_text(
+        engine.read_text()
+        + '\n[claude]\nkind = "anthropic"\napiBase = "https://api.anthropic.com/v1"\ndefaultModel = "claude-x"\n'
+        + 'availableModels = "analyze"\n'
+    )
+    (root / "config" / "plugins.toml").write_text(ORIGINAL_PLUGINS)
+    (root / "config" / "plugins").mkdir()
+    (root / "config" / "plugins" / "brave-search.toml").write_text('apiKey = "x"\n')
+    (root / "plugins" / "weather-local").mkdir(parents=True)
+    (root / "plugins" / "weather-local" / "package.json").write_text('{"name": "weather-local"}')
+    return agent
+
+
+def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each_unhonoured_part(tmp_path):
+    agent_dir = original_root(tmp_path)
+    report = cireil.dry_run(agent_dir)
+    assert report.ok, report.errors
+    agent = cireil.load(agent_dir)
+    try:
+        shown = [str(w) for w in agent.warnings]
+    finally:
+        agent.close()
+    engine = (agent_dir / "config" / "engine.toml").read_text().splitlines()
+    kind_line = engine.index('kind = "anthropic"') + 1
+    expected_starts = [
+        # conditions are honoured; the one note is the example's block file, which the example does not include
+        "config/conditions.toml:1: warning: block 'after-hours': blocks/conditional/after-hours.md does not exist",
+        "config/cron.toml:1: warning: cron job 'morning-brief' does not run in cireil",
+        "config/cron.toml:7: warning: cron job 'hourly-sync' does not run in cireil",
+        "config/heartbeat.toml:1: warning: the heartbeat does not run in cireil",
+        "config/summarization.toml: warning: has no effect",
+        "config/channels/discord.toml: warning: has no effect here: cireil has no Discord channel",
+        f"config/engine.toml:{kind_line}: warning: provider 'claude' has kind = \"anthropic\", which cireil does not",
+        f"config/engine.toml:{kind_line + 3}: warning: provider 'claude': availableModels = \"analyze\" has no effect",
+        "../../config/plugins/brave-search.toml: warning: not handed to cireil's Python plugins",
+        "../../config/plugins.toml:1: warning: plugin package '@cireilclaw/plugin-brave-search' skipped",
+        "../../config/plugins.toml:6: warning: stateQuotaBytes has no effect in cireil",
+        "../../config/plugins.toml:4: warning: plugin 'weather-local' skipped",
+    ]
+    for start in expected_starts:
+        assert sum(s.startswith(start) for s in shown) == 1, (start, shown)
+    assert len(shown) == len(expected_starts), shown
+    # and the rules of its conditions.toml hold: the shared folder is closed in a notebook session
+    loaded = cireil.load(agent_dir)
+    try:
+        (agent_dir / "workspace" / "shared").mkdir()
+        (agent_dir / "workspace" / "shared" / "x.md").write_text("x\n")
+        assert not loaded.call("read", path="/workspace/shared/x.md").data["success"]
+    finally:
+        loaded.close()
+
+
+def test_a_cron_file_the_original_refuses_is_named(tmp_path):
+    agent_dir = original_root(tmp_path)
+    (agent_dir / "config" / "cron.toml").write_text(
+        '[[jobs]]\nid = "x"\nprompt = "p"\nschedule = { every = 5 }\ncolour = "red"\n'
+    )
+    shown = [str(w) for w in cireil.dry_run(agent_dir).warnings]
+    assert "config/cron.toml:4: warning: the original CireilClaw refuses this file: 'every' must be" in "\n".join(shown)
+    assert any(
+        s.startswith("config/cron.toml:5: warning: the original CireilClaw refuses this file: unknown key")
+        for s in shown
+    )

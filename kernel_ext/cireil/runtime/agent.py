@@ -172,7 +172,10 @@ def read_config(
     conditions, condition_issues = parse_conditions(_read(layout, CONDITIONS_FILE, issues))
     issues += condition_issues
     if with_content:
+        from .unhonoured import unhonoured_warnings
+
         issues += block_file_warnings(layout.directory, conditions)
+        issues += unhonoured_warnings(layout.directory, in_root=layout.runtime_root is not None)
     fresh = mcp_servers is None  # connections opened here are closed here when the config is broken
     if mcp_servers is None:
         mcp_src = _read(layout, MCP_FILE, issues)
