@@ -491,9 +491,7 @@ def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each
         "config/channels/discord.toml: warning: has no effect here: cireil has no Discord channel",
         f"config/engine.toml:{kind_line}: warning: provider 'claude' has kind = \"anthropic\", which cireil does not",
         f"config/engine.toml:{kind_line + 3}: warning: provider 'claude': availableModels = \"analyze\" has no effect",
-        "../../config/plugins/brave-search.toml: warning: not handed to cireil's Python plugins",
         "../../config/plugins.toml:1: warning: plugin package '@cireilclaw/plugin-brave-search' skipped",
-        "../../config/plugins.toml:6: warning: stateQuotaBytes has no effect in cireil",
         "../../config/plugins.toml:4: warning: plugin 'weather-local' skipped",
     ]
     for start in expected_starts:

@@ -66,6 +66,7 @@ class Snapshot:
     warnings: list[ConfigIssue] = field(default_factory=list)
     mcp: Discovered | None = None  # the connections and tools found at load; fixed until restart
     conditions: Conditions = field(default_factory=Conditions)  # config/conditions.toml, re-read on change
+    plugin_quotas: dict[str, int] = field(default_factory=dict)  # stateQuotaBytes per plugin (plugins.services)
 
 
 @dataclass
@@ -185,11 +186,13 @@ def read_config(
             mcp = _discover(mcp_servers, mcp_src)
             issues += mcp.issues
     mcp_tools = mcp.tools if mcp else {}
+    quotas: dict[str, int] = {}
     if layout.runtime_root is not None:  # plugins.toml lives in the runtime root; imported only then
         from .plugins.loader import load_plugins
 
         plugins = load_plugins(layout.directory, layout.runtime_root, set(extra))
         issues += plugins.issues
+        quotas = plugins.quotas
         # a plugin may replace a built-in (allowOverride): it comes first, as Python-defined tools do
         extra = {**plugins.tools, **extra}
     tools_cfg = ToolsConfig()
@@ -211,7 +214,8 @@ def read_config(
         return None, issues
     tools = {name: _resolve(name, extra, mcp_tools) for name in tools_cfg.enabled_names}
     warnings = [i for i in issues if i.severity == "warning"]
-    return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp, conditions), issues
+    snapshot = Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp, conditions, quotas)
+    return snapshot, issues
 
 
 def _resolve(name: str, extra: Mapping[str, Tool], mcp_tools: Mapping[str, Tool]) -> Tool:
@@ -448,7 +452,7 @@ class Agent:
             sandbox=snapshot.sandbox,
             tools_config=snapshot.tools_config,
             session=session,
-            extra={"tool_state": self.tool_state},
+            extra={"tool_state": self.tool_state, "plugin_quotas": snapshot.plugin_quotas},
             conversation=conversation,
         )
 

@@ -99,7 +99,6 @@ def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[Confi
             out += report.out
     out += _channels(directory, in_root)
     out += _engine(directory)
-    out += _plugin_settings(directory, in_root)
     return out
 
 
@@ -139,30 +138,6 @@ def _engine(directory: Path) -> list[ConfigIssue]:
                     "the provider's /models endpoint for the models its Discord /model command offers); cireil "
                     "uses defaultModel and the [models] tables",
                     "warning",
-                )
-            )
-    return out
-
-
-def _plugin_settings(directory: Path, in_root: bool) -> list[ConfigIssue]:
-    """config/plugins/<name>.toml (agent, and root when there is one): the original hands them to plugins."""
-    folders = [("config/plugins", directory / "config" / "plugins")]
-    if in_root:
-        folders.append(("../../config/plugins", directory.parents[1] / "config" / "plugins"))
-    out: list[ConfigIssue] = []
-    for rel, folder in folders:
-        try:
-            files = sorted(p.name for p in folder.iterdir() if p.suffix == ".toml")
-        except OSError:
-            continue
-        for name in files:
-            out.append(
-                ConfigIssue(
-                    f"{rel}/{name}",
-                    None,
-                    "not handed to cireil's Python plugins (the original's plugins read it with "
-                    f"ctx.cfg.{'agentPlugin' if rel == 'config/plugins' else 'globalPlugin'}); it has no effect here",
-                    severity="warning",
                 )
             )
     return out

@@ -79,18 +79,9 @@ def parse_plugins_config(source: TomlSource | None) -> tuple[list[PluginEntry], 
             issues.append(source.issue((*where, "allowOverride"), "allowOverride must be true or false"))
             continue
         quota = entry.get("stateQuotaBytes")
-        if quota is not None:
-            if not isinstance(quota, int) or isinstance(quota, bool) or quota < 1:
-                issues.append(source.issue((*where, "stateQuotaBytes"), "stateQuotaBytes must be an integer >= 1"))
-                continue
-            issues.append(
-                source.issue(
-                    (*where, "stateQuotaBytes"),
-                    "stateQuotaBytes has no effect in cireil: its Python plugins have no private state store "
-                    "(the original keeps agents/<slug>/state/<plugin>/ within this quota)",
-                    severity="warning",
-                )
-            )
+        if quota is not None and (not isinstance(quota, int) or isinstance(quota, bool) or quota < 1):
+            issues.append(source.issue((*where, "stateQuotaBytes"), "stateQuotaBytes must be an integer >= 1"))
+            continue
         if not unknown:
             out.append(PluginEntry(index, name, package, override, quota))
     return out, issues

@@ -18,6 +18,7 @@ from ..outline import register_extractor, unregister_extractor
 from ..tool import Tool
 from .config import PLUGINS_FILE, PluginEntry, parse_plugins_config
 from .model import Plugin
+from .services import DEFAULT_QUOTA
 
 GROUP = "cireil.plugins"
 
@@ -26,6 +27,7 @@ GROUP = "cireil.plugins"
 class LoadedPlugins:
     tools: dict[str, Tool] = field(default_factory=dict)
     issues: list[ConfigIssue] = field(default_factory=list)
+    quotas: dict[str, int] = field(default_factory=dict)  # plugin name -> stateQuotaBytes (services.state)
 
 
 def load_plugins(agent_dir: Path, runtime_root: Path | None, taken: set[str]) -> LoadedPlugins:
@@ -53,6 +55,7 @@ def load_plugins(agent_dir: Path, runtime_root: Path | None, taken: set[str]) ->
             out.issues.append(source.issue(where, f"{entry.label} failed to import: {type(exc).__name__}: {exc}"))
             continue
         _collect(plugin, entry, source, owner, taken, out)
+        out.quotas[plugin.name] = entry.state_quota or DEFAULT_QUOTA
     return out
 
 
