@@ -38,6 +38,10 @@ class PreparedRequest:
     @property
     def body(self) -> dict:
         """Exactly what would be POSTed (made on demand: a turn's provider builds its own)."""
+        if self.provider.kind == "anthropic":
+            from .anthropic import build_anthropic_body
+
+            return build_anthropic_body(self.provider, self.model_cfg, self.model_request, stream=False)
         from .provider import build_request_body
 
         return build_request_body(self.provider, self.model_cfg, self.model_request, stream=False)
@@ -93,7 +97,12 @@ class Engine:
             closing.add_done_callback(self._tasks.discard)
             found = None
         if found is None:
-            found = self._clients[key] = OpenAIProvider(provider, model, model_cfg=model_cfg, pools=self._pools)
+            kind_class = OpenAIProvider
+            if provider.kind == "anthropic":  # one module per kind, imported only when a turn uses it
+                from .anthropic import AnthropicProvider
+
+                kind_class = AnthropicProvider
+            found = self._clients[key] = kind_class(provider, model, model_cfg=model_cfg, pools=self._pools)
         return found
 
     # -- requests -----------------------------------------------------------------------------------
