@@ -481,7 +481,6 @@ def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each
     finally:
         agent.close()
     engine = (agent_dir / "config" / "engine.toml").read_text().splitlines()
-    kind_line = engine.index('kind = "anthropic"') + 1  # spoken: no warning, but its availableModels is unused
     codex_line = engine.index('kind = "openai-codex"') + 1
     expected_starts = [
         # conditions are honoured; the one note is the example's block file, which the example does not include
@@ -492,7 +491,6 @@ def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each
         "config/summarization.toml: warning: has no effect",
         "config/channels/discord.toml: warning: has no effect here: cireil has no Discord channel",
         f"config/engine.toml:{codex_line}: warning: provider 'codex' has kind = \"openai-codex\", which cireil",
-        f"config/engine.toml:{kind_line + 3}: warning: provider 'claude': availableModels = \"analyze\" has no effect",
         "../../config/plugins.toml:1: warning: plugin package '@cireilclaw/plugin-brave-search' skipped",
         "../../config/plugins.toml:4: warning: plugin 'weather-local' skipped",
     ]

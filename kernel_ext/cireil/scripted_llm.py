@@ -118,6 +118,9 @@ class ScriptedLLM:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)
+        # GET .../models answers {"data": models}; None answers 404 (a server without a model list)
+        self.models: list[dict] | None = None
+        self.model_requests: list[Recorded] = []  # the GETs of the model list, apart from the completions
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> ScriptedLLM:
@@ -253,6 +256,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, _completion(body, answer, next(self.owner._ids)))
         except (BrokenPipeError, ConnectionResetError):
             self._hung_up()
+
+    def do_GET(self) -> None:
+        if not self.path.rstrip("/").endswith("/models") or self.owner.models is None:
+            self._send_json(404, {"error": {"message": f"no such endpoint: {self.path}"}})
+            return
+        lines = [(k.lower(), v) for k, v in self.headers.items()]
+        with self.owner._lock:
+            self.owner.model_requests.append(Recorded(self.path, dict(lines), {}, header_lines=lines))
+        self._send_json(200, {"object": "list", "data": self.owner.models})
 
     def _hung_up(self) -> None:
         self._entry.disconnected = True

@@ -39,6 +39,7 @@ HELP = [
         "what config/conditions.toml rules see of the session (--as-is: its own platform again)",
     ),
     ("sessions", "the agent's persisted sessions, most recently active first"),
+    ("models", "each provider's models and context windows (availableModels, or asked of the provider)"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("help", "this list"),
 ]
@@ -74,6 +75,7 @@ class CireilMagics:
             "context": self.context,
             "session": self.session,
             "sessions": self.sessions,
+            "models": self.models,
             "prompt": self.prompt,
             "attach": self.attach,
             "help": self.help,
@@ -212,6 +214,11 @@ class CireilMagics:
         from .agentmagics import show_sessions
 
         show_sessions(self.require_agent(), args)
+
+    def models(self, args: list[str]) -> None:
+        from .modelsmagics import show_models
+
+        show_models(self.require_agent(), args)
 
     def prompt(self, args: list[str]) -> None:
         from .agentmagics import show_prompt

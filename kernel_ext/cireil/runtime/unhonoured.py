@@ -109,7 +109,7 @@ _CODEX_HOW = (
 
 
 def _engine(directory: Path) -> list[ConfigIssue]:
-    """Provider kinds cireil cannot speak yet and availableModels = "analyze", at their lines."""
+    """Provider kinds cireil cannot speak yet, at their lines."""
     from .engine.config import SPOKEN_KINDS
 
     found = _read(directory, "config/engine.toml")
@@ -127,16 +127,6 @@ def _engine(directory: Path) -> list[ConfigIssue]:
                     (name, "kind"),
                     f"provider '{name}' has kind = \"{kind}\", which cireil does not speak yet: turns that use it "
                     f"fail with a clear error (choose another provider with --provider){extra}",
-                    "warning",
-                )
-            )
-        if table.get("availableModels") == "analyze":
-            out.append(
-                found.issue(
-                    (name, "availableModels"),
-                    f"provider '{name}': availableModels = \"analyze\" has no effect in cireil (the original asks "
-                    "the provider's /models endpoint for the models its Discord /model command offers); cireil "
-                    "uses defaultModel and the [models] tables",
                     "warning",
                 )
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import messages as msgs
@@ -62,6 +62,9 @@ class Engine:
         from .scheduler import Scheduler
 
         self.scheduler = Scheduler(self)
+        from .models import ModelCatalog
+
+        self.models = ModelCatalog()  # the providers' model lists, asked once per load
 
     # -- configuration ------------------------------------------------------------------------------
     def config(self) -> EngineConfig:
@@ -150,6 +153,9 @@ class Engine:
     def preview(self, session: Session, provider: str | None = None, model: str | None = None) -> PreparedRequest:
         """The request the next turn's first model call would send, changing nothing."""
         chosen, model_name, model_cfg, _ = self.resolve(session, provider, model)
+        listing = self.models.cached(chosen) if model_cfg.context_window is None else None
+        if listing is not None and listing.window_of(model_name):  # a preview never waits for the network
+            model_cfg = replace(model_cfg, context_window=listing.window_of(model_name))
         self.agent.refresh_quietly()
         return self.build_request(
             session, chosen, model_name, model_cfg, self.agent.current_tools(), close_missing=False
@@ -172,6 +178,11 @@ class Engine:
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
             if chosen.api_keys:  # an unset key variable fails here, before the message is committed
                 chosen.api_keys[0].resolve()
+            if model_cfg.context_window is None:  # as the original: the provider's model list may know it
+                listing = await self.models.context_window(chosen)
+                window = listing.window_of(model_name) if listing is not None else None
+                if window:
+                    model_cfg = replace(model_cfg, context_window=window)
             turn = Turn(
                 self.agent,
                 session,
