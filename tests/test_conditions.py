@@ -248,7 +248,11 @@ def test_an_opened_file_stops_showing_where_it_is_denied(agent):
     assert agent.call("open-file", path="/memories/private/diary.md").data["success"]
     assert "dear diary" in agent.context().text
     agent.act_as(IN_GUILD)
-    assert "dear diary" not in agent.context().text
+    context = agent.context()
+    assert "dear diary" not in context.text
+    assert context.notes == [
+        "File /memories/private/diary.md is not accessible in the current context. Automatically closed."
+    ]
 
 
 def test_respond_attachments_are_checked(agent):
