@@ -522,3 +522,19 @@ def test_a_cron_file_the_original_refuses_is_named(tmp_path):
         s.startswith("config/cron.toml:5: warning: the original CireilClaw refuses this file: unknown key")
         for s in shown
     )
+
+
+def test_exec_hides_a_denied_file_and_a_denied_root(tmp_path):
+    text = '[workspace."/hello.txt"]\naction = "allow"\nwhen = "tui"\n[memories."/"]\naction = "deny"\nwhen = "!tui"\n'
+    agent = cireil.load(conditions_agent(tmp_path, text))
+    try:
+        assert denied(agent.call("read", path="/workspace/hello.txt"))
+        assert denied(agent.call("list-dir", path="/memories"))
+        out = sh(agent, "cat /workspace/hello.txt; echo [; ls /memories; echo ]; cat /workspace/docs/guide.md")
+        assert out["stdout"].startswith("[\n]\n") and "# Guide" in out["stdout"]  # empty file, empty folder
+        agent.act_as(TUI)
+        out = sh(agent, "cat /workspace/hello.txt; ls /memories")
+        # a path only deny rules match is denied everywhere (the original's "matched, none applied")
+        assert out["stdout"] == "hello\n" and denied(agent.call("list-dir", path="/memories"))
+    finally:
+        agent.close()
