@@ -68,20 +68,24 @@ CELLS = [
     code("%cireil session --channel tui"),
     code("%cireil prompt"),
     md(
-        "## 5. What cireil does not run is said, not dropped\n\n"
-        "An agent of the original may carry `cron.toml`, `heartbeat.toml` or `summarization.toml`. cireil does\n"
-        "not run those jobs; loading and `%cireil dry-run` say so at the file and line, and check the file\n"
-        "against the original's schema."
+        "## 5. Jobs, and what is said rather than run\n\n"
+        "An agent of the original may carry `config/cron.toml`: cireil runs its jobs on the kernel's runtime\n"
+        "loop while the kernel lives, with the original's schedule syntax (`every`, a cron expression, `at`).\n"
+        "`%cireil jobs` lists them with their next run; `%cireil jobs run ID` runs one now. What cireil does\n"
+        "not run (here `heartbeat.toml`) is a warning in `%cireil dry-run`, at its file and line."
     ),
     code(
         "(d / 'config' / 'cron.toml').write_text('''\n"
         "[[jobs]]\n"
-        'id = \\"hourly-sync\\"\n'
-        'prompt = \\"Check /workspace/inbox for new files.\\"\n'
-        "schedule = { every = 3600 }\n"
+        'id = \\"morning-brief\\"\n'
+        'prompt = \\"Read /workspace/notes.txt and plan the day.\\"\n'
+        'schedule = { cron = \\"30 7 * * 1-5\\" }\n'
+        'target = \\"internal:plans\\"\n'
         "''')\n"
-        "%cireil dry-run"
+        "(d / 'config' / 'heartbeat.toml').write_text('enabled = true\\ninterval = 3600\\n')\n"
+        "%cireil jobs"
     ),
+    code("%cireil dry-run"),
     code("%cireil session --as-is"),
 ]
 

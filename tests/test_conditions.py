@@ -489,8 +489,8 @@ def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each
     expected_starts = [
         # conditions are honoured; the one note is the example's block file, which the example does not include
         "config/conditions.toml:1: warning: block 'after-hours': blocks/conditional/after-hours.md does not exist",
-        "config/cron.toml:1: warning: cron job 'morning-brief' does not run in cireil",
-        "config/cron.toml:7: warning: cron job 'hourly-sync' does not run in cireil",
+        "config/cron.toml:5: warning: cron job 'morning-brief' runs in cireil, but its target discord:14257680",
+        "config/cron.toml: warning: these jobs run in cireil while the kernel lives: if `cireilclaw run` serves",
         "config/heartbeat.toml:1: warning: the heartbeat does not run in cireil",
         "config/summarization.toml: warning: has no effect",
         "config/channels/discord.toml: warning: has no effect here: cireil has no Discord channel",

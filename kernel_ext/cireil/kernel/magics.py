@@ -40,6 +40,7 @@ HELP = [
     ),
     ("sessions", "the agent's persisted sessions, most recently active first"),
     ("models", "each provider's models and context windows (availableModels, or asked of the provider)"),
+    ("jobs [run ID]", "config/cron.toml's jobs with their next run; `run ID` runs one now"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("help", "this list"),
 ]
@@ -76,6 +77,7 @@ class CireilMagics:
             "session": self.session,
             "sessions": self.sessions,
             "models": self.models,
+            "jobs": self.jobs,
             "prompt": self.prompt,
             "attach": self.attach,
             "help": self.help,
@@ -219,6 +221,11 @@ class CireilMagics:
         from .modelsmagics import show_models
 
         show_models(self.require_agent(), args)
+
+    def jobs(self, args: list[str]) -> None:
+        from .jobsmagics import jobs_command
+
+        jobs_command(self.require_agent(), args)
 
     def prompt(self, args: list[str]) -> None:
         from .agentmagics import show_prompt

@@ -326,7 +326,13 @@ class Agent:
         agent = cls(layout, snapshot, session or NOTEBOOK_SESSION, extra, store)
         if store is not None and store.jobs():
             agent.engine.scheduler.start()  # past-due jobs run now, later ones are armed
+        agent._start_cron_jobs()
         return agent
+
+    def _start_cron_jobs(self) -> None:
+        """config/cron.toml's jobs run on the runtime loop once the file exists (engine.jobs re-reads it)."""
+        if not self.closed and (self.directory / "config" / "cron.toml").is_file() and not self.engine.jobs.started:
+            self.engine.jobs.start()
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -352,6 +358,7 @@ class Agent:
             current = {rel: _fingerprint(self.directory, rel) for rel in old.fingerprints}
             notices = self._pending_notices
             self._pending_notices = []
+            self._start_cron_jobs()  # a cron.toml written since the load
             if current[MCP_FILE] != old.fingerprints[MCP_FILE]:
                 notices.append(
                     f"{MCP_FILE} changed: MCP servers are discovered at load; run "

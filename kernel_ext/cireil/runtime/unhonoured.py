@@ -89,7 +89,11 @@ def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[Confi
     `in_root`: the agent sits in a runtime root, where upstream.py already checks what makes the
     original's `run` refuse discord.toml (unreadable, token, ownerId, unknown keys)."""
     out: list[ConfigIssue] = []
-    for rel, check in ((CRON_FILE, _cron), (HEARTBEAT_FILE, _heartbeat), (SUMMARIZATION_FILE, _summarization)):
+
+    def cron(report: _Report) -> None:
+        _cron(report, in_root)
+
+    for rel, check in ((CRON_FILE, cron), (HEARTBEAT_FILE, _heartbeat), (SUMMARIZATION_FILE, _summarization)):
         found = _read(directory, rel)
         if isinstance(found, ConfigIssue):
             out.append(found)
@@ -133,7 +137,30 @@ def _engine(directory: Path) -> list[ConfigIssue]:
     return out
 
 
-def _cron(report: _Report) -> None:
+def _cron(report: _Report, in_root: bool = False) -> None:
+    _cron_schema(report)
+    if report.out:
+        report.note((), "no job of this file runs until the problems above are fixed")
+        return
+    jobs = [j for j in report.source.data.get("jobs", []) if j.get("enabled", True)]
+    for index, job in enumerate(report.source.data.get("jobs", [])):
+        target = job.get("target", "last")
+        reaches = job.get("delivery", "announce") == "announce" or job.get("execution") == "main"
+        if job.get("enabled", True) and reaches and (target == "owner" or target.startswith("discord:")):
+            report.note(
+                ("jobs", index, "target") if "target" in job else ("jobs", index),
+                f"cron job '{job['id']}' runs in cireil, but its target {target} is a Discord channel cireil does "
+                "not have: the result only shows as a notice in the notebook",
+            )
+    if in_root and jobs:
+        report.note(
+            (),
+            "these jobs run in cireil while the kernel lives: if `cireilclaw run` serves this agent at the same "
+            "time, each job runs twice",
+        )
+
+
+def _cron_schema(report: _Report) -> None:
     data = report.source.data
     report.unknown(data, ("jobs",), ())
     jobs = data.get("jobs", [])
@@ -154,12 +181,6 @@ def _cron(report: _Report) -> None:
         report.choice(job, "delivery", where, ("announce", "webhook", "none"))
         for key in ("target", "model", "provider", "webhookUrl"):
             report.text(job, key, where)
-        if job.get("enabled", True) is not False:
-            report.note(
-                where,
-                f"cron job '{job.get('id', '?')}' does not run in cireil: cron.toml is not scheduled here "
-                "(the original runs it under `cireilclaw run`; in cireil, jobs the schedule tool creates run)",
-            )
 
 
 def _schedule(report: _Report, job: dict, where: tuple) -> None:
@@ -178,6 +199,20 @@ def _schedule(report: _Report, job: dict, where: tuple) -> None:
         report.refuse((*where, "schedule"), "'every' must be a whole number of seconds, at least 60")
     elif kinds[0] != "every" and (not isinstance(value, str) or not value):
         report.refuse((*where, "schedule"), f"'{kinds[0]}' must be a non-empty string")
+    elif kinds[0] == "cron":
+        from .jobs.cronexpr import CronError, CronExpr
+
+        try:
+            CronExpr.parse(value)
+        except CronError as exc:
+            report.refuse((*where, "schedule"), f"cron expression: {exc}")
+    elif kinds[0] == "at":
+        from .jobs.config import parse_at
+
+        try:
+            parse_at(value)
+        except ValueError:
+            report.refuse((*where, "schedule"), f"'at' {value!r} is not a date cireil can read (use ISO 8601)")
 
 
 def _heartbeat(report: _Report) -> None:

@@ -65,6 +65,9 @@ class Engine:
         from .models import ModelCatalog
 
         self.models = ModelCatalog()  # the providers' model lists, asked once per load
+        from ..jobs.runner import JobRunner
+
+        self.jobs = JobRunner(self)  # config/cron.toml, on the runtime loop while the kernel lives
 
     # -- configuration ------------------------------------------------------------------------------
     def config(self) -> EngineConfig:
@@ -170,6 +173,7 @@ class Engine:
         on_event: EventSink,
         provider: str | None = None,
         model: str | None = None,
+        persist: bool = True,
     ) -> TurnOutcome:
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -193,8 +197,14 @@ class Engine:
                 client=self.client(chosen, model_name, model_cfg),
                 tools=self.agent.current_tools(),
                 notices=notices + more,
+                persist=persist,
             )
             return await turn.run(user)
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running (a main-session cron job is then skipped, as the original)."""
+        return self._lock is not None and self._lock.locked()
 
     def _background_event(self, event: dict) -> None:
         if event.get("type") in ("respond", "announce", "end", "notice"):
@@ -243,6 +253,7 @@ class Engine:
 
     async def aclose(self) -> None:
         self.scheduler.stop()
+        await self.jobs.aclose()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

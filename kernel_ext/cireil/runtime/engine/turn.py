@@ -105,8 +105,10 @@ class Turn:
         client: OpenAIProvider,
         tools: dict[str, Tool],
         notices: list[str],
+        persist: bool = True,
     ) -> None:
         self.agent = agent
+        self.persist = persist  # False: an isolated cron run, never written to sessions.db (as the original)
         self.session = session
         self.on_event = on_event
         self.provider = provider
@@ -126,7 +128,7 @@ class Turn:
 
     def _commit(self) -> None:
         store = self.agent.store
-        if store is not None:
+        if store is not None and self.persist:
             store.commit(self.session, self._uncommitted)
         self.outcome.new_messages += [m for m in self._uncommitted if m.get("persistent", True)]
         self._uncommitted = []
