@@ -69,10 +69,11 @@ CELLS = [
     code("%cireil prompt"),
     md(
         "## 5. Jobs, and what is said rather than run\n\n"
-        "An agent of the original may carry `config/cron.toml`: cireil runs its jobs on the kernel's runtime\n"
-        "loop while the kernel lives, with the original's schedule syntax (`every`, a cron expression, `at`).\n"
-        "`%cireil jobs` lists them with their next run; `%cireil jobs run ID` runs one now. What cireil does\n"
-        "not run (here `heartbeat.toml`) is a warning in `%cireil dry-run`, at its file and line."
+        "An agent of the original may carry `config/cron.toml` and `config/heartbeat.toml`: cireil runs their\n"
+        "jobs and pulses on the kernel's runtime loop while the kernel lives, with the original's schedule\n"
+        "syntax (`every`, a cron expression, `at`). `%cireil jobs` lists them with their next run;\n"
+        "`%cireil jobs run ID` runs one now. What has no effect here (`summarization.toml`) is a warning in\n"
+        "`%cireil dry-run`, at its file and line."
     ),
     code(
         "(d / 'config' / 'cron.toml').write_text('''\n"
@@ -82,7 +83,7 @@ CELLS = [
         'schedule = { cron = \\"30 7 * * 1-5\\" }\n'
         'target = \\"internal:plans\\"\n'
         "''')\n"
-        "(d / 'config' / 'heartbeat.toml').write_text('enabled = true\\ninterval = 3600\\n')\n"
+        "(d / 'config' / 'summarization.toml').write_text('model = \"gpt-4o-mini\"\\n')\n"
         "%cireil jobs"
     ),
     code("%cireil dry-run"),

@@ -320,3 +320,112 @@ def test_the_loop_on_the_runtime_runs_what_is_due_and_stops_with_the_agent(tmp_p
     finally:
         agent.close()
     assert not agent.engine.jobs.started and len(llm.requests) == 1
+
+
+# -- the heartbeat -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("start", "end", "zone", "hour", "expected"),
+    [
+        ("08:00", "22:00", "UTC", 12, True),
+        ("08:00", "22:00", "UTC", 22, False),
+        ("22:00", "06:00", "UTC", 23, True),  # a window across midnight
+        ("22:00", "06:00", "UTC", 7, False),
+        ("18:00", "00:00", "UTC", 23, True),  # "00:00" ends at the end of the day
+        ("08:00", "09:00", "Europe/Berlin", 7, True),  # 07:xx UTC is 08:xx in Berlin (winter)
+        ("08:00", "09:00", "Not/AZone", 3, True),  # an unknown zone lets the pulse run
+    ],
+)
+def test_active_hours(start, end, zone, hour, expected):
+    from datetime import UTC
+
+    from cireil.runtime.jobs.heartbeat import Heartbeat
+
+    beat = Heartbeat(enabled=True, start=start, end=end, timezone=zone)
+    assert beat.active(datetime(2026, 1, 9, hour, 30, tzinfo=UTC)) is expected
+
+
+BEAT = 'enabled = true\ninterval = 600\ntarget = "internal:desk"\n'
+
+
+@pytest.fixture
+def beat(setup, llm):
+    def make(text: str = BEAT, tasks: str = "Water the plants.\n"):
+        agent, runner, clock = setup("")
+        (agent.directory / "tasks" / "HEARTBEAT.md").write_text(tasks)
+        (agent.directory / "config" / "heartbeat.toml").write_text(text)
+        events: list[dict] = []
+        agent.engine.on_background = events.append
+        runner.reload()
+        return agent, runner, clock, events
+
+    return make
+
+
+def test_a_pulse_runs_in_its_target_without_keeping_its_prompt(beat, llm):
+    agent, runner, clock, events = beat()
+    assert runner.next["heartbeat"] == clock.now + timedelta(seconds=600)  # one interval after the start
+    llm.script(reply.tool_calls(("respond", {"content": "Plants need water!"})))
+    clock.advance(600)
+    assert len(tick(runner)) == 1
+    assert "Heartbeat: read /tasks/HEARTBEAT.md" in llm.requests[0].body["messages"][-2]["content"][0]["text"]
+    desk = agent.store.get("internal:desk")
+    assert [m["role"] for m in desk.history] == ["assistant", "toolResponse"]  # the prompt is not kept
+    assert desk.last_activity is None
+    assert [e["content"] for e in events if e.get("type") == "respond"] == ["Plants need water!"]  # an alert shows
+    assert runner.next["heartbeat"] == clock.now + timedelta(seconds=600)
+
+
+@pytest.mark.parametrize(
+    ("visibility", "answer", "shown"),
+    [
+        ("", "HEARTBEAT_OK", []),  # by default an all-clear stays quiet
+        ("[visibility]\nshowOk = true\nshowAlerts = false\n", "HEARTBEAT_OK", ["HEARTBEAT_OK"]),
+        ("[visibility]\nshowAlerts = false\n", "Fire!", []),
+    ],
+)
+def test_what_a_pulse_shows_follows_visibility(beat, llm, visibility, answer, shown):
+    _agent, runner, clock, events = beat(BEAT + visibility)
+    llm.script(reply.tool_calls(("respond", {"content": answer})))
+    clock.advance(600)
+    tick(runner)
+    assert [e["content"] for e in events if e.get("type") == "respond"] == shown
+    assert runner.last["heartbeat"].text == answer
+
+
+@pytest.mark.parametrize(
+    ("text", "tasks", "why"),
+    [
+        (BEAT, "  \n", "tasks/HEARTBEAT.md is missing or empty"),
+        (BEAT + '[activeHours]\nstart = "00:00"\nend = "00:01"\ntimezone = "UTC"\n', "x", "outside the active hours"),
+    ],
+)
+def test_a_pulse_is_skipped_and_says_why(beat, llm, text, tasks, why):
+    _agent, runner, clock, _events = beat(text, tasks)
+    clock.now = datetime(2026, 1, 9, 12, 0).astimezone() + timedelta(seconds=600)
+    runner.next["heartbeat"] = clock.now
+    tick(runner)
+    assert llm.requests == [] and why in runner.last["heartbeat"].text
+    assert runner.next["heartbeat"] == clock.now + timedelta(seconds=600)
+
+
+def test_a_disabled_heartbeat_never_pulses_and_heartbeat_warnings_at_load(beat, llm):
+    agent, runner, _clock, _events = beat(BEAT.replace("true", "false"))
+    assert "heartbeat" not in runner.next
+    (agent.directory / "config" / "heartbeat.toml").write_text(BEAT)
+    (agent.directory / "tasks" / "HEARTBEAT.md").write_text("")
+    shown = [str(w) for w in cireil.dry_run(agent.directory).warnings]
+    assert "config/heartbeat.toml:1: warning: pulses are skipped until tasks/HEARTBEAT.md has content" in "\n".join(
+        shown
+    )
+
+
+def test_run_now_pulses_and_leaves_the_schedule(beat, llm):
+    _agent, runner, _clock, _events = beat()
+    planned = runner.next["heartbeat"]
+    llm.script(reply.tool_calls(("respond", {"content": "Checked."})))
+
+    async def go():
+        await runner.run_now("heartbeat")
+
+    RUNTIME.run(go())
+    assert runner.last["heartbeat"].text == "Checked." and runner.next["heartbeat"] == planned

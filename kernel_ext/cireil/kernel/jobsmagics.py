@@ -1,4 +1,4 @@
-"""`%cireil jobs [run ID]`: config/cron.toml's jobs with their next run, and one run now.
+"""`%cireil jobs [run ID]`: config/cron.toml's jobs and the heartbeat with their next run, and one run now.
 
 The schedule tool's one-shot jobs (kept in sessions.db) are listed after them.
 """
@@ -70,6 +70,13 @@ def jobs_view(agent: Agent) -> JobsView:
         next_run = "running" if job.id in runner.running else _when(runner.next.get(job.id))
         last = runner.last.get(job.id)
         rows.append((job.id, job.schedule_text, next_run, how, f"{_when(last.at)}: {last.text[:80]}" if last else ""))
+    heartbeat = runner.heartbeat
+    if heartbeat is not None:
+        how = f"in {heartbeat.target}, {heartbeat.hours_text}" + ("" if heartbeat.enabled else " (disabled)")
+        next_run = "running" if "heartbeat" in runner.running else _when(runner.next.get("heartbeat"))
+        last = runner.last.get("heartbeat")
+        last_text = f"{_when(last.at)}: {last.text[:80]}" if last else ""
+        rows.append(("heartbeat", f"every {heartbeat.interval} s", next_run, how, last_text))
     one_shot = [(j["id"], j.get("schedule", {}).get("at", "?")) for j in agent.engine.scheduler.pending()]
     return JobsView(rows, list(runner.problems), one_shot)
 
@@ -85,8 +92,8 @@ def jobs_command(agent: Agent, args: list[str]) -> None:
 
     runner = agent.engine.jobs
     runner.reload()
-    if runner.job(args[1]) is None:
-        known = ", ".join(j.id for j in runner.jobs) or "none"
+    if runner.job(args[1]) is None and not (args[1] == "heartbeat" and runner.heartbeat is not None):
+        known = ", ".join([j.id for j in runner.jobs] + (["heartbeat"] if runner.heartbeat else [])) or "none"
         raise UsageError(f"no job '{args[1]}' in config/cron.toml (jobs: {known})")
 
     async def run_one() -> None:

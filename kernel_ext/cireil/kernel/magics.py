@@ -40,7 +40,7 @@ HELP = [
     ),
     ("sessions", "the agent's persisted sessions, most recently active first"),
     ("models", "each provider's models and context windows (availableModels, or asked of the provider)"),
-    ("jobs [run ID]", "config/cron.toml's jobs with their next run; `run ID` runs one now"),
+    ("jobs [run ID]", "cron.toml's jobs and the heartbeat with their next run; `run ID` runs one now"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("help", "this list"),
 ]

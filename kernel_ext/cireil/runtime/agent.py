@@ -330,8 +330,10 @@ class Agent:
         return agent
 
     def _start_cron_jobs(self) -> None:
-        """config/cron.toml's jobs run on the runtime loop once the file exists (engine.jobs re-reads it)."""
-        if not self.closed and (self.directory / "config" / "cron.toml").is_file() and not self.engine.jobs.started:
+        """cron.toml's jobs and heartbeat.toml's pulse run on the runtime loop once a file exists (re-read there)."""
+        config = self.directory / "config"
+        wanted = (config / "cron.toml").is_file() or (config / "heartbeat.toml").is_file()
+        if not self.closed and wanted and not self.engine.jobs.started:
             self.engine.jobs.start()
 
     # -- identity -------------------------------------------------------------------------------

@@ -93,7 +93,10 @@ def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[Confi
     def cron(report: _Report) -> None:
         _cron(report, in_root)
 
-    for rel, check in ((CRON_FILE, cron), (HEARTBEAT_FILE, _heartbeat), (SUMMARIZATION_FILE, _summarization)):
+    def heartbeat(report: _Report) -> None:
+        _heartbeat(report, directory, in_root)
+
+    for rel, check in ((CRON_FILE, cron), (HEARTBEAT_FILE, heartbeat), (SUMMARIZATION_FILE, _summarization)):
         found = _read(directory, rel)
         if isinstance(found, ConfigIssue):
             out.append(found)
@@ -215,7 +218,26 @@ def _schedule(report: _Report, job: dict, where: tuple) -> None:
             report.refuse((*where, "schedule"), f"'at' {value!r} is not a date cireil can read (use ISO 8601)")
 
 
-def _heartbeat(report: _Report) -> None:
+def _heartbeat(report: _Report, directory: Path, in_root: bool) -> None:
+    from .jobs.heartbeat import TASKS_FILE, tasks_text
+
+    _heartbeat_schema(report)
+    if report.out:
+        report.note((), "the heartbeat does not run until the problems above are fixed")
+        return
+    if report.source.data.get("enabled") is not True:
+        return
+    if not tasks_text(directory):
+        report.note(("enabled",), f"pulses are skipped until {TASKS_FILE} has content (as the original)")
+    if in_root:
+        report.note(
+            ("enabled",),
+            "the heartbeat pulses in cireil while the kernel lives: if `cireilclaw run` serves this agent at the "
+            "same time, it pulses in both",
+        )
+
+
+def _heartbeat_schema(report: _Report) -> None:
     data = report.source.data
     report.unknown(data, _HEARTBEAT_KEYS, ())
     report.flag(data, "enabled", ())
@@ -240,12 +262,6 @@ def _heartbeat(report: _Report) -> None:
             report.unknown(visibility, ("showAlerts", "showOk", "useIndicator"), ("visibility",))
             for key in ("showAlerts", "showOk", "useIndicator"):
                 report.flag(visibility, key, ("visibility",))
-    if data.get("enabled") is True:
-        report.note(
-            ("enabled",),
-            "the heartbeat does not run in cireil: heartbeat.toml is not scheduled here (the original pulses "
-            "tasks/HEARTBEAT.md under `cireilclaw run`)",
-        )
 
 
 def _summarization(report: _Report) -> None:

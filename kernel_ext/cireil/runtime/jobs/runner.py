@@ -7,7 +7,8 @@ and re-arms every job (the original restarts its scheduler on a change). `isolat
 session `cron:<slug>:<id>` that is never saved, its last `respond` is the result; `main` runs in the
 target session (skipped while another turn runs) and is saved there. The result is announced to the
 target, POSTed to `webhookUrl`, or dropped; an engine failure is delivered as `⚠️ Engine error: ...`.
-The schedule tool's one-shot jobs (sessions.db) stay with engine/scheduler.py.
+The schedule tool's one-shot jobs (sessions.db) stay with engine/scheduler.py. The heartbeat
+(heartbeat.toml, see heartbeat.py) pulses from the same loop, as job id "heartbeat" in its lists.
 
 The clock is injectable and `tick(now)` does one round, so tests drive time instead of waiting.
 """
@@ -26,12 +27,14 @@ from .. import messages as msgs
 from ..loop import RUNTIME
 from ..session import Session
 from .config import CRON_FILE, Job, load_jobs
+from .heartbeat import HEARTBEAT_FILE, OK_REPLY, PROMPT, Heartbeat, load_heartbeat, tasks_text
 
 if TYPE_CHECKING:
     from ..engine.runner import Engine
 
 WEBHOOK_TIMEOUT_S = 30.0
-_MAX_SLEEP_S = 30.0  # the loop looks at the file (and the clock) at least this often
+_MAX_SLEEP_S = 30.0  # the loop looks at the files (and the clock) at least this often
+PULSE = "heartbeat"  # the heartbeat's key in next/last/running
 
 
 def local_now() -> datetime:
@@ -55,19 +58,24 @@ class JobRunner:
         self.next: dict[str, datetime | None] = {}
         self.last: dict[str, RunRecord] = {}
         self.running: set[str] = set()
-        self._fingerprint: bytes | None = None
+        self.heartbeat: Heartbeat | None = None
+        self._fingerprint: tuple[bytes | None, bytes | None] | None = None
         self._loaded = False
         self._task: asyncio.Task | None = None
         self._wanted = False  # start() asked for the loop (it begins on the runtime thread a moment later)
         self._runs: set[asyncio.Task] = set()
 
     # -- the file --------------------------------------------------------------------------------
-    def _file_fingerprint(self) -> bytes | None:
-        try:
-            data = (self.engine.agent.directory / CRON_FILE).read_bytes()
-        except OSError:
-            return None
-        return hashlib.blake2b(data, digest_size=16).digest()
+    def _file_fingerprint(self) -> tuple[bytes | None, bytes | None]:
+        out: list[bytes | None] = []
+        for rel in (CRON_FILE, HEARTBEAT_FILE):
+            try:
+                data = (self.engine.agent.directory / rel).read_bytes()
+            except OSError:
+                out.append(None)
+                continue
+            out.append(hashlib.blake2b(data, digest_size=16).digest())
+        return out[0], out[1]
 
     def reload(self, now: datetime | None = None) -> bool:
         """Re-read cron.toml when it changed (or never was read); every job is armed again. True if re-read."""
@@ -75,9 +83,14 @@ class JobRunner:
         if self._loaded and fingerprint == self._fingerprint:
             return False
         self._loaded, self._fingerprint = True, fingerprint
-        self.jobs, self.problems = load_jobs(self.engine.agent.directory)
+        directory = self.engine.agent.directory
+        self.jobs, self.problems = load_jobs(directory)
+        self.heartbeat, heartbeat_problems = load_heartbeat(directory)
+        self.problems += heartbeat_problems
         now = now or self.clock()
         self.next = {job.id: self._first(job, now) for job in self.jobs if job.enabled}
+        if self.heartbeat is not None and self.heartbeat.enabled:
+            self.next[PULSE] = now + timedelta(seconds=self.heartbeat.interval)  # one interval after the start
         return True
 
     @staticmethod
@@ -106,6 +119,10 @@ class JobRunner:
             j for j in self.jobs if j.id not in self.running and (at := self.next.get(j.id)) is not None and at <= now
         ]
 
+    def _pulse_due(self, now: datetime) -> bool:
+        at = self.next.get(PULSE)
+        return self.heartbeat is not None and PULSE not in self.running and at is not None and at <= now
+
     async def tick(self, now: datetime | None = None) -> list[asyncio.Task]:
         """One round: re-read the file if it changed, start every job that is due. Returns the started runs."""
         now = now or self.clock()
@@ -114,7 +131,27 @@ class JobRunner:
         for job in self.due(now):
             self.next[job.id] = None  # re-armed when this run ends
             started.append(self._spawn(job, rearm=True))
+        if self._pulse_due(now):
+            self.next[PULSE] = None
+            started.append(self._spawn_pulse(rearm=True))
         return started
+
+    def _spawn_pulse(self, *, rearm: bool) -> asyncio.Task:
+        self.running.add(PULSE)
+        heartbeat = self.heartbeat
+
+        async def run() -> None:
+            try:
+                await self.pulse()
+            finally:
+                self.running.discard(PULSE)
+                if rearm and heartbeat is not None and self.heartbeat is heartbeat:
+                    self.next[PULSE] = self.clock() + timedelta(seconds=heartbeat.interval)
+
+        task = asyncio.ensure_future(run())
+        self._runs.add(task)
+        task.add_done_callback(self._runs.discard)
+        return task
 
     def _spawn(self, job: Job, *, rearm: bool) -> asyncio.Task:
         self.running.add(job.id)
@@ -133,7 +170,9 @@ class JobRunner:
         return task
 
     def run_now(self, job_id: str) -> asyncio.Task:
-        """Start one job at once (on the runtime loop), leaving its schedule as it was."""
+        """Start one job (or the heartbeat) at once, on the runtime loop, leaving its schedule as it was."""
+        if job_id == PULSE and self.heartbeat is not None and self.job(PULSE) is None:
+            return self._spawn_pulse(rearm=False)
         job = self.job(job_id)
         if job is None:
             raise KeyError(job_id)
@@ -232,10 +271,57 @@ class JobRunner:
         await self._deliver(job, text)
         return self._record(job, text, ok)
 
-    def _record(self, job: Job, text: str, ok: bool) -> RunRecord:
+    def _record(self, job: Job | str, text: str, ok: bool) -> RunRecord:
         record = RunRecord(self.clock(), text, ok)
-        self.last[job.id] = record
+        self.last[job if isinstance(job, str) else job.id] = record
         return record
+
+    async def pulse(self) -> RunRecord:
+        """One heartbeat pulse, with every condition the original puts on it; a skip says why."""
+        heartbeat = self.heartbeat
+        engine = self.engine
+        agent = engine.agent
+        if heartbeat is None:
+            return self._record(PULSE, "", False)
+        if not heartbeat.active(self.clock()):
+            return self._record(PULSE, f"skipped: outside the active hours ({heartbeat.hours_text})", False)
+        if not tasks_text(agent.directory):
+            return self._record(PULSE, "skipped: tasks/HEARTBEAT.md is missing or empty", False)
+        target = heartbeat.target
+        if target == "last":
+            target = agent.store.last_active() if agent.store is not None else None
+        if target is None or target == "none":
+            return self._record(PULSE, "skipped: no target session", False)
+        if target.startswith("discord:") or target == "owner":
+            self._notice(f"heartbeat: cireil has no Discord channel; {target} skipped")
+            return self._record(PULSE, f"skipped: {target} is a Discord channel", False)
+        if engine.busy:
+            return self._record(PULSE, f"skipped: {target} is busy with another turn", False)
+        session = agent.session_for(target)
+        before = session.last_activity
+        events: list[dict] = []
+        user = msgs.user_message(PROMPT, persistent=False)  # the original adds it with persist: false
+        try:
+            outcome = await engine.run_turn(
+                session, user, on_event=events.append, provider=heartbeat.provider, model=heartbeat.model
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._notice(f"heartbeat: ⚠️ Engine error: {exc}")
+            return self._record(PULSE, f"⚠️ Engine error: {exc}", False)
+        finally:
+            if session.last_activity != before:  # a pulse is not the person's activity ("last" stays theirs)
+                session.last_activity = before
+                if agent.store is not None:
+                    agent.store.save_state(session)
+        text = outcome.responses[-1].get("content", "") if outcome.responses else ""
+        visible = heartbeat.show_ok if text.strip() == OK_REPLY else heartbeat.show_alerts
+        if visible:
+            for event in events:
+                if event.get("type") == "respond":
+                    engine._background_event(event)
+        return self._record(PULSE, text, True)
 
     async def _deliver(self, job: Job, text: str) -> None:
         if job.delivery == "none" or not text:
