@@ -127,7 +127,7 @@ def test_every_runs_isolated_and_announces_to_its_target(setup, llm):
     clock.advance(1)
     assert len(tick(runner)) == 1
     body = llm.requests[0].body
-    assert "This is an internal cron session (job ID: hourly-sync)" in body["messages"][0]["content"]
+    assert "This is an internal cron session (job ID: testagent:hourly-sync)" in body["messages"][0]["content"]
     assert body["messages"][-2]["content"][0]["text"] == "Check the inbox."
     inbox = agent.session_for("internal:inbox")
     assert inbox.history[-1]["content"][0]["text"] == "Inbox is empty."

@@ -108,10 +108,8 @@ def _platform_lines(session: Session, slug: str) -> tuple[list[str], bool]:
         return ["This is a notebook session with your person through cireil (Jupyter)."], True
     if platform == "internal":
         if session.id.startswith("cron:"):
-            job = session.id[len("cron:") :]
-            if job.startswith(slug + ":"):
-                job = job[len(slug) + 1 :]
-            return [f"This is an internal cron session (job ID: {job})"], False
+            # the original's job id is <agentSlug>:<jobId> (upstream-formats §0), and the line shows it whole
+            return [f"This is an internal cron session (job ID: {session.id[len('cron:') :]})"], False
         return ["This is a persistent internal session"], False
     if platform == "tui":
         return ["This is a TUI session with your person. SFW/NSFW depending on their preferences."], False
