@@ -123,3 +123,20 @@ def test_the_models_magic(tmp_path, llm):
         if "cireil" in shell.extension_manager.loaded:
             shell.extension_manager.unload_extension("cireil")
         InteractiveShell.clear_instance()
+
+
+def test_window_fields_as_the_original_reads_them():
+    from cireil.runtime.engine.models import parse_model_list
+
+    data = {
+        "data": [
+            {"id": "a", "context_length": 1000, "top_provider": {"context_length": 2000}, "max_input_tokens": 3000},
+            {"id": "b", "top_provider": {"context_length": 2000}, "max_input_tokens": 3000},
+            {"id": "c", "max_input_tokens": 3000},
+            {"id": "d", "context_window": 5},  # not a field the original reads
+        ]
+    }
+    assert [m.context_window for m in parse_model_list(data)] == [1000, 2000, 3000, None]
+    assert [m.context_window for m in parse_model_list(data, "anthropic")] == [3000, 3000, 3000, None]
+    with pytest.raises(ValueError, match="no list of models"):
+        parse_model_list([{"id": "x"}])

@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 from .config import MissingApiKey, ProviderConfig
 
 LOOKUP_TIMEOUT_S = 15.0
-_WINDOW_KEYS = ("context_length", "context_window", "max_input_tokens", "max_context_length", "contextWindow")
 
 
 @dataclass(frozen=True)
@@ -46,24 +45,31 @@ class ModelList:
         }
 
 
-def _window(entry: dict) -> int | None:
-    for key in _WINDOW_KEYS:
-        value = entry.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _window(entry: dict, kind: str) -> int | None:
+    """As the original reads it: Anthropic's max_input_tokens; else context_length, then OpenRouter's
+    top_provider.context_length, then max_input_tokens."""
+    if kind == "anthropic":
+        return _positive(entry.get("max_input_tokens"))
+    top = entry.get("top_provider") if isinstance(entry.get("top_provider"), dict) else {}
+    for value in (entry.get("context_length"), top.get("context_length"), entry.get("max_input_tokens")):
+        if _positive(value):
             return value
-    top = entry.get("top_provider")
-    return _window(top) if isinstance(top, dict) else None
+    return None
 
 
-def parse_model_list(data: Any) -> list[ModelInfo]:
-    """`{"data": [{"id", ...}]}` (OpenAI, OpenRouter, Anthropic) or a bare list; anything else is an error."""
-    entries = data.get("data") if isinstance(data, dict) else data
+def parse_model_list(data: Any, kind: str = "openai") -> list[ModelInfo]:
+    """`{"data": [{"id", ...}]}` (OpenAI, OpenRouter, Anthropic); anything else is an error."""
+    entries = data.get("data") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ValueError("the answer has no list of models ('data')")
     out = []
     for entry in entries:
         if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"]:
-            out.append(ModelInfo(entry["id"], _window(entry)))
+            out.append(ModelInfo(entry["id"], _window(entry, kind)))
     return out
 
 
@@ -119,7 +125,7 @@ async def fetch_models(provider: ProviderConfig) -> ModelList:
         result.error = f"{url} answered HTTP {response.status_code}: {response.text[:300]}"
         return result
     try:
-        result.models = parse_model_list(json.loads(response.content))
+        result.models = parse_model_list(json.loads(response.content), provider.kind)
     except ValueError as exc:
         result.error = f"{url} did not answer with a model list: {exc}"
     return result
