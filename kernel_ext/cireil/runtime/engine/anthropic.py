@@ -3,9 +3,12 @@
 upstream-formats §2.4: `Authorization: Bearer <key>` (the original is built for OAuth tokens, not
 `x-api-key`), `anthropic-version: 2023-06-01`, `anthropic-beta: oauth-2025-04-20,interleaved-thinking-2025-05-14`,
 then customHeaders spread over them (a list value becomes one comma-joined header); `max_tokens` 64000;
-extended thinking only when the model table says `reasoning = true` (budget `reasoningBudget`, off at 0);
-no video. Retries, key rotation on 429, the tool_choice and streaming fallbacks and every failure are
-the OpenAI kind's (provider.OpenAIProvider.complete): only the wire format differs, so only it is here.
+extended thinking only when the model table says `reasoning = true` (budget `reasoningBudget`, off at 0),
+and then tool_choice auto (the API refuses "any" with thinking); prompt-cache marks on the system prompt
+and the last tool; tool results without a matching tool_use in the assistant turn before them are left
+out (the API refuses them); no video. Retries, key rotation on 429, the tool_choice and streaming
+fallbacks and every failure are the OpenAI kind's (provider.OpenAIProvider.complete): only the wire
+format differs, so only it is here. Unlike the original (one JSON answer) the reply streams.
 
 Thinking blocks come back with their `signature` (and redacted ones with their `data`) and are kept in
 the assistant message in reply order, as the original stores them, because the API wants them back
@@ -26,7 +29,6 @@ from ..mcp.sse import SseParser
 from ..messages import assistant_message
 from .config import ModelConfig
 from .provider import (
-    TOOL_USE_REMINDER,
     ContentFiltered,
     ModelReply,
     ModelRequest,
@@ -81,6 +83,7 @@ def _assistant_blocks(content: Any) -> list[dict]:
 def translate_messages(messages: list[dict]) -> list[dict]:
     """Runtime messages as Messages-API turns: tool results are user turns, adjacent same-role turns merge."""
     out: list[dict] = []
+    tool_use_ids: set[str] = set()  # of the last assistant turn: a tool_result must answer one of them
     for message in messages:
         role = message.get("role")
         if role == "user":
@@ -89,12 +92,15 @@ def translate_messages(messages: list[dict]) -> list[dict]:
             text = message.get("content") if isinstance(message.get("content"), str) else ""
             turn, blocks = "user", ([{"type": "text", "text": text}] if text else [])
         elif role == "toolResponse":
+            if message.get("toolCallId") not in tool_use_ids:
+                continue
             output, name = message.get("output"), message.get("name")
             payload = {"name": name, **output} if isinstance(output, dict) else {"name": name, "output": output}
             result = {"type": "tool_result", "tool_use_id": message.get("toolCallId"), "content": _dumps(payload)}
             turn, blocks = "user", [result]
         elif role == "assistant":
             turn, blocks = "assistant", _assistant_blocks(message.get("content"))
+            tool_use_ids = {b["id"] for b in blocks if b["type"] == "tool_use"}
         else:
             continue
         if not blocks:
@@ -108,13 +114,11 @@ def translate_messages(messages: list[dict]) -> list[dict]:
 
 def build_anthropic_body(provider: Any, model_cfg: ModelConfig, request: ModelRequest, *, stream: bool) -> dict:
     thinking = model_cfg.reasoning is True and model_cfg.reasoning_budget > 0
-    # with extended thinking the API accepts only tool_choice auto: the reminder then asks for a tool instead
     auto = request.tool_choice == "auto" or wants_auto_tool_choice(provider, request.model) or thinking
-    system = request.system + (f"\n\n{TOOL_USE_REMINDER}" if auto and request.tools else "")
     body: dict[str, Any] = {
         "model": request.model,
         "max_tokens": MAX_TOKENS,
-        "system": system,
+        "system": [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}],
         "messages": translate_messages(request.messages),
     }
     if request.tools:
@@ -126,6 +130,7 @@ def build_anthropic_body(provider: Any, model_cfg: ModelConfig, request: ModelRe
             }
             for t in request.tools
         ]
+        body["tools"][-1]["cache_control"] = {"type": "ephemeral"}
         body["tool_choice"] = {"type": "auto" if auto else "any"}
     if thinking:
         body["thinking"] = {"type": "enabled", "budget_tokens": model_cfg.reasoning_budget}
