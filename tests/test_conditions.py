@@ -401,6 +401,7 @@ def test_session_options_choose_what_the_rules_see(tmp_path):
         assert "digits only" in usage_error(shell, "%cireil session --guild abc")
         assert "use them with --channel discord" in usage_error(shell, "%cireil session --channel tui --nsfw")
         assert "--channel must be one of" in usage_error(shell, "%cireil session --channel irc")
+        assert "DMs and threads are never NSFW" in usage_error(shell, "%cireil session --channel discord --nsfw")
     finally:
         if "cireil" in shell.extension_manager.loaded:
             shell.extension_manager.unload_extension("cireil")

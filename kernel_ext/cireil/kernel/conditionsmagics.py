@@ -61,6 +61,8 @@ def split_rule_options(args: list[str]) -> tuple[list[str], RuleContext | object
         raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
     if channel != "discord" and (ids or nsfw):
         raise UsageError("--guild, --channel-id, --parent and --nsfw describe Discord: use them with --channel discord")
+    if nsfw and ("--guild" not in ids or "--parent" in ids):
+        raise UsageError("--nsfw needs --guild and no --parent: DMs and threads are never NSFW in the original")
     for key, value in ids.items():
         if not value.isdigit():
             raise UsageError(f"{key} takes a Discord id, digits only (got {value!r})")
