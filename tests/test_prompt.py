@@ -166,7 +166,7 @@ def test_internal_sessions_have_no_capabilities(agent: Path) -> None:
     cron = _metadata_section(build_system_prompt(_layout(agent), _session("cron:wren:daily-digest")).text)
     assert cron == (
         "<metadata>\nThe current session is on the platform: internal\n"
-        "This is an internal cron session (job ID: daily-digest)\n"
+        "This is an internal cron session (job ID: wren:daily-digest)\n"  # upstream-formats §0
         "- reactions supported: false\n- file attachments in respond supported: false\n"
         "- attachment downloads supported: false\n- video supported: false\n</metadata>"
     )

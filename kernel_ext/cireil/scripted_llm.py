@@ -14,6 +14,9 @@ Replies are served in order; once the script is used up, `default` answers (a re
 `fn(request_body) -> reply` for a tiny rule-based "model"). A request asking for `stream: true`
 gets Server-Sent Events chunked the way OpenAI does; otherwise one JSON body. Standard library only:
 the tutorial notebook runs it without network or extra packages.
+
+The same script also answers `POST .../messages` in Anthropic's Messages API format (kind = "anthropic"):
+content blocks, `tool_use`, thinking blocks with a signature, and its named stream events.
 """
 
 from __future__ import annotations
@@ -115,6 +118,9 @@ class ScriptedLLM:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)
+        # GET .../models answers {"data": models}; None answers 404 (a server without a model list)
+        self.models: list[dict] | None = None
+        self.model_requests: list[Recorded] = []  # the GETs of the model list, apart from the completions
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> ScriptedLLM:
@@ -223,7 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        anthropic = self.path.rstrip("/").endswith("/messages")
+        if not anthropic and not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no such endpoint: {self.path}"}})
             return
         try:
@@ -239,13 +246,25 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if answer.error is not None:
                 if self._wait(answer.delay):
-                    self._send_json(answer.status, {"error": {"message": answer.error, "type": "scripted"}})
+                    payload = {"error": {"message": answer.error, "type": "scripted"}}
+                    self._send_json(answer.status, {"type": "error", **payload} if anthropic else payload)
+            elif anthropic:
+                self._answer_anthropic(body, answer)
             elif body.get("stream") and not answer.json_only:
                 self._stream(body, answer)
             elif self._wait(answer.delay):
                 self._send_json(200, _completion(body, answer, next(self.owner._ids)))
         except (BrokenPipeError, ConnectionResetError):
             self._hung_up()
+
+    def do_GET(self) -> None:
+        if not self.path.rstrip("/").endswith("/models") or self.owner.models is None:
+            self._send_json(404, {"error": {"message": f"no such endpoint: {self.path}"}})
+            return
+        lines = [(k.lower(), v) for k, v in self.headers.items()]
+        with self.owner._lock:
+            self.owner.model_requests.append(Recorded(self.path, dict(lines), {}, header_lines=lines))
+        self._send_json(200, {"object": "list", "data": self.owner.models})
 
     def _hung_up(self) -> None:
         self._entry.disconnected = True
@@ -299,6 +318,25 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._write_chunk(f"data: {json.dumps(chunk)}\n\n")
         self._write_chunk("data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _answer_anthropic(self, body: dict, answer: Reply) -> None:
+        serial = next(self.owner._ids)
+        if not body.get("stream") or answer.json_only:
+            if self._wait(answer.delay):
+                self._send_json(200, _anthropic_message(body, answer, serial))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        events = list(_anthropic_events(body, answer, serial))
+        pause_at = min(3, len(events) - 1)
+        for n, event in enumerate(events):
+            if n == pause_at and answer.delay and not self._wait(answer.delay):
+                return
+            self._write_chunk(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
@@ -382,3 +420,81 @@ def _stream_chunks(body: dict, answer: Reply, serial: int) -> Iterator[dict]:
     yield chunk({}, answer.finish_reason)
     if (body.get("stream_options") or {}).get("include_usage"):
         yield {**base, "choices": [], "usage": _usage(body, answer)}
+
+
+# -- the Anthropic Messages wire format -------------------------------------------------------------
+_STOP = {"tool_calls": "tool_use", "stop": "end_turn", "content_filter": "refusal"}
+
+
+def _anthropic_usage(body: dict, answer: Reply) -> dict:
+    usage = _usage({"messages": body.get("messages", []), "tools": body.get("tools", [])}, answer)
+    return {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}
+
+
+def _anthropic_blocks(answer: Reply, serial: int) -> list[dict]:
+    blocks: list[dict] = []
+    if answer.reasoning:
+        blocks.append({"type": "thinking", "thinking": answer.reasoning, "signature": f"scripted-signature-{serial}"})
+    if answer.text:
+        blocks.append({"type": "text", "text": answer.text})
+    for n, (name, args, cid) in enumerate(answer.calls):
+        blocks.append({"type": "tool_use", "id": cid or f"toolu_scripted_{serial}_{n}", "name": name, "input": args})
+    return blocks
+
+
+def _anthropic_message(body: dict, answer: Reply, serial: int) -> dict:
+    content = []
+    for block in _anthropic_blocks(answer, serial):
+        if block["type"] == "tool_use" and isinstance(block["input"], str):  # raw text: only a stream can carry it
+            block = {**block, "input": {}}
+        content.append(block)
+    return {
+        "id": f"msg_scripted_{serial}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "scripted"),
+        "content": content,
+        "stop_reason": _STOP.get(answer.finish_reason, answer.finish_reason),
+        "usage": _anthropic_usage(body, answer),
+    }
+
+
+def _anthropic_events(body: dict, answer: Reply, serial: int) -> Iterator[dict]:
+    usage = _anthropic_usage(body, answer)
+    message = {"id": f"msg_scripted_{serial}", "type": "message", "role": "assistant", "content": []}
+    yield {
+        "type": "message_start",
+        "message": {**message, "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}},
+    }
+    for index, block in enumerate(_anthropic_blocks(answer, serial)):
+        kind = block["type"]
+        if kind == "thinking":
+            yield {"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}}
+            for piece in _pieces(block["thinking"]):
+                yield {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "thinking_delta", "thinking": piece},
+                }
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "signature_delta", "signature": block["signature"]},
+            }
+        elif kind == "text":
+            yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            for piece in _pieces(block["text"]):
+                yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
+        else:
+            head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            yield {"type": "content_block_start", "index": index, "content_block": head}
+            for piece in _pieces(_arguments(block["input"])):
+                yield {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                }
+        yield {"type": "content_block_stop", "index": index}
+    stop = _STOP.get(answer.finish_reason, answer.finish_reason)
+    yield {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": usage["output_tokens"]}}
+    yield {"type": "message_stop"}

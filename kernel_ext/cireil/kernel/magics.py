@@ -35,7 +35,13 @@ HELP = [
     ("prompt [--session NAME] [--model M] [--provider P]", "the next model request: prompt, messages, tools, body"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),
+    (
+        "session [NAME] --channel discord --guild ID [--nsfw]",
+        "what config/conditions.toml rules see of the session (--as-is: its own platform again)",
+    ),
     ("sessions", "the agent's persisted sessions, most recently active first"),
+    ("models", "each provider's models and context windows (availableModels, or asked of the provider)"),
+    ("jobs [run ID]", "cron.toml's jobs and the heartbeat with their next run; `run ID` runs one now"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("mcp [SERVER]", "each MCP server: URL, revision, session, capabilities, errors, a Reconnect button"),
     ("mcp log [SERVER] [--limit N] [--export FILE]", "the recent MCP wire exchanges (secrets masked); JSON lines"),
@@ -74,6 +80,8 @@ class CireilMagics:
             "context": self.context,
             "session": self.session,
             "sessions": self.sessions,
+            "models": self.models,
+            "jobs": self.jobs,
             "prompt": self.prompt,
             "attach": self.attach,
             "mcp": self.mcp,
@@ -201,7 +209,10 @@ class CireilMagics:
         display(tool_form(agent, agent.tool(args[0]).name) if args else palette(agent))
 
     def session(self, args: list[str]) -> None:
-        usage = "usage: %cireil session [NAME] [--grant TOOL,TOOL,... | --grant all]"
+        from .conditionsmagics import split_rule_options
+
+        args, acting = split_rule_options(args)
+        usage = "usage: %cireil session [NAME] [--grant TOOL,TOOL,... | --grant all] [--channel ... --guild ID ...]"
         grant: list[str] | None = None
         clear = False
         if "--grant" in args:
@@ -222,6 +233,7 @@ class CireilMagics:
                 agent.use_session(args[0])
             except SessionError as exc:  # a row of sessions.db cireil cannot read: one line, nothing changed
                 raise UsageError(str(exc)) from None
+        self._act_as(agent, acting)
         if grant is not None:
             try:
                 agent.grant(None if clear else grant)
@@ -230,16 +242,29 @@ class CireilMagics:
         store = agent.store
         read_only = store.read_only_reason(agent.session) if store else None
         display(SessionCard(agent.slug, agent.session, agent.grant_text(), read_only))
+        self._show_rules(agent, [])
 
     def sessions(self, args: list[str]) -> None:
         from .agentmagics import show_sessions
 
         show_sessions(self.require_agent(), args)
 
+    def models(self, args: list[str]) -> None:
+        from .modelsmagics import show_models
+
+        show_models(self.require_agent(), args)
+
+    def jobs(self, args: list[str]) -> None:
+        from .jobsmagics import jobs_command
+
+        jobs_command(self.require_agent(), args)
+
     def prompt(self, args: list[str]) -> None:
         from .agentmagics import show_prompt
 
-        show_prompt(self._fresh_agent(), args)
+        agent = self._fresh_agent()
+        show_prompt(agent, args)
+        self._show_rules(agent, args)
 
     def attach(self, args: list[str]) -> None:
         _no_args(args, "attach")
@@ -268,10 +293,30 @@ class CireilMagics:
     def context(self, args: list[str]) -> None:
         _no_args(args, "context")
         display(self.require_agent().context())
+        self._show_rules(self.require_agent(), [])
 
     def help(self, args: list[str]) -> None:
         _no_args(args, "help")
         display(HelpText(HELP, HELP_FOOTER))
+
+    # -- conditions.toml (conditionsmagics.py) ------------------------------------------------------
+    @staticmethod
+    def _act_as(agent: Agent, acting: Any) -> None:
+        """Apply --channel/--guild/... to the (new) current session."""
+        from .conditionsmagics import apply_rule_options
+
+        apply_rule_options(agent, acting)
+
+    @staticmethod
+    def _show_rules(agent: Agent, args: list[str]) -> None:
+        from .agentmagics import PROMPT_USAGE, parse_options
+        from .conditionsmagics import conditions_view
+
+        name = parse_options(args, ("session", "model", "provider"), PROMPT_USAGE).get("session")
+        session = agent.session_for(agent.session_id(name)) if name else agent.session
+        view = conditions_view(agent, session)
+        if view is not None:
+            display(view)
 
     # -- helpers --------------------------------------------------------------------------------
     def _user_tools(self, name: str) -> list[Tool]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import frontmatter, registry, safefs
 from .calllog import CallHistory, SavedCall
+from .conditions import CONDITIONS_FILE, Conditions, PathAccess, RuleContext, block_file_warnings, parse_conditions
 from .config.mcp_config import MCP_FILE, McpServer, exposure_warning, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_config_bytes, read_toml
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 NOTEBOOK_SESSION = "notebook:main"
 
-_WATCHED = (TOOLS_FILE, SANDBOX_FILE)
+_WATCHED = (TOOLS_FILE, SANDBOX_FILE, CONDITIONS_FILE)
 
 
 def _fingerprint(directory: Path, rel: str) -> bytes | None:
@@ -70,6 +71,8 @@ class Snapshot:
     fingerprints: dict[str, bytes | None]
     warnings: list[ConfigIssue] = field(default_factory=list)
     mcp: Discovered | None = None  # the connections and tools found at load; fixed until restart
+    conditions: Conditions = field(default_factory=Conditions)  # config/conditions.toml, re-read on change
+    plugin_quotas: dict[str, int] = field(default_factory=dict)  # stateQuotaBytes per plugin (plugins.services)
 
 
 @dataclass
@@ -183,6 +186,13 @@ def read_config(
     tools_src = _read(layout, TOOLS_FILE, issues)
     sandbox_cfg, sandbox_issues = parse_sandbox_config(_read(layout, SANDBOX_FILE, issues), layout.slug)
     issues += sandbox_issues
+    conditions, condition_issues = parse_conditions(_read(layout, CONDITIONS_FILE, issues))
+    issues += condition_issues
+    if with_content:
+        from .unhonoured import unhonoured_warnings
+
+        issues += block_file_warnings(layout.directory, conditions)
+        issues += unhonoured_warnings(layout.directory, in_root=layout.runtime_root is not None)
     fresh = mcp_servers is None  # connections opened here are closed here when the config is broken
     if mcp_servers is None:
         mcp_src = _read(layout, MCP_FILE, issues)
@@ -195,11 +205,13 @@ def read_config(
             mcp = _discover(mcp_servers, mcp_src)
             issues += mcp.issues
     mcp_tools = mcp.tools if mcp else {}
+    quotas: dict[str, int] = {}
     if layout.runtime_root is not None:  # plugins.toml lives in the runtime root; imported only then
         from .plugins.loader import load_plugins
 
         plugins = load_plugins(layout.directory, layout.runtime_root, set(extra), mcp_tools)
         issues += plugins.issues
+        quotas = plugins.quotas
         # a plugin may replace a built-in (allowOverride): it comes first, as Python-defined tools do
         extra = {**plugins.tools, **extra}
     tools_cfg = ToolsConfig()
@@ -221,7 +233,8 @@ def read_config(
         return None, issues
     tools = {name: _resolve(name, extra, mcp_tools) for name in tools_cfg.enabled_names}
     warnings = [i for i in issues if i.severity == "warning"]
-    return Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp), issues
+    snapshot = Snapshot(tools_cfg, sandbox_cfg, mcp_servers, tools, fingerprints, warnings, mcp, conditions, quotas)
+    return snapshot, issues
 
 
 def _resolve(name: str, extra: Mapping[str, Tool], mcp_tools: Mapping[str, Tool]) -> Tool:
@@ -330,6 +343,8 @@ class Agent(McpInspection):
         self.call_history = CallHistory()  # calls a person made (magic, form, Python): forms refill from it
         # bytes of JSON one tool result may have in a turn; bigger ones are cut for the model, kept whole on disk
         self.result_limit: int = RESULT_LIMIT
+        # session id -> what conditions.toml rules see of it, when a person chose it (%cireil session --guild ...)
+        self._acting: dict[str, RuleContext] = {}
         self.closed = False
         self.sweep: safefs.Sweep | None = None  # the removal of stale temporary files started at load
 
@@ -345,7 +360,15 @@ class Agent(McpInspection):
         agent.sweep = _sweep_temp_files(layout, snapshot)
         if store is not None and store.jobs():
             agent.engine.scheduler.start()  # past-due jobs run now, later ones are armed
+        agent._start_cron_jobs()
         return agent
+
+    def _start_cron_jobs(self) -> None:
+        """cron.toml's jobs and heartbeat.toml's pulse run on the runtime loop once a file exists (re-read there)."""
+        config = self.directory / "config"
+        wanted = (config / "cron.toml").is_file() or (config / "heartbeat.toml").is_file()
+        if not self.closed and wanted and not self.engine.jobs.started:
+            self.engine.jobs.start()
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -371,6 +394,7 @@ class Agent(McpInspection):
             current = {rel: _fingerprint(self.directory, rel) for rel in old.fingerprints}
             notices = self._pending_notices
             self._pending_notices = []
+            self._start_cron_jobs()  # a cron.toml written since the load
             if current[MCP_FILE] != old.fingerprints[MCP_FILE]:
                 notices.append(
                     f"{MCP_FILE} changed: MCP servers are discovered at load; run "
@@ -473,16 +497,39 @@ class Agent(McpInspection):
         return ToolContext(
             agent_dir=self.directory,
             slug=self.slug,
-            paths=self.sandbox_paths(),
+            paths=self.sandbox_paths(session),
             sandbox=snapshot.sandbox,
             tools_config=snapshot.tools_config,
             session=session,
-            extra={"tool_state": self.tool_state},
+            extra={"tool_state": self.tool_state, "plugin_quotas": snapshot.plugin_quotas},
             conversation=conversation,
         )
 
-    def sandbox_paths(self) -> SandboxPaths:
-        return SandboxPaths(self.directory, self._snapshot.sandbox.mounts)
+    def sandbox_paths(self, session: Session | None = None) -> SandboxPaths:
+        """The path model; for a session, with conditions.toml's access rules as that session sees them."""
+        snapshot = self._snapshot
+        if session is None or not snapshot.conditions.has_path_rules:
+            return SandboxPaths(self.directory, snapshot.sandbox.mounts)
+        access = PathAccess(snapshot.conditions, self.rule_context(session))
+        return SandboxPaths(self.directory, snapshot.sandbox.mounts, access=access)
+
+    # -- conditions.toml --------------------------------------------------------------------------
+    @property
+    def conditions(self) -> Conditions:
+        return self._snapshot.conditions
+
+    def rule_context(self, session: Session | None = None) -> RuleContext:
+        """What conditions.toml rules see of a session: what a person set for it, else its own platform."""
+        session = session or self.session
+        return self._acting.get(session.id) or RuleContext.of_session(session)
+
+    def act_as(self, context: RuleContext | None, session: Session | None = None) -> None:
+        """Evaluate rules for `session` (default: the current one) as if it ran in `context`; None = its own."""
+        session = session or self.session
+        if context is None:
+            self._acting.pop(session.id, None)
+        else:
+            self._acting[session.id] = context
 
     def current_tools(self) -> dict[str, Tool]:
         """The enabled tools of the current snapshot, without re-reading anything."""
@@ -584,7 +631,7 @@ class Agent(McpInspection):
         """The opened files and pinned sections exactly as the next model call would show them (§7.2)."""
         from .context import opened_files_context
 
-        found = opened_files_context(self.session, self.sandbox_paths())
+        found = opened_files_context(self.session, self.sandbox_paths(self.session))
         if self.session.grant is not None:  # a grant decides which tools the agent is offered: part of what it sees
             found.tools = self.grant_text()
         return found

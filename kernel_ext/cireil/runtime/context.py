@@ -72,14 +72,19 @@ def opened_files_context(session: Session, paths: SandboxPaths, *, close_missing
     notes: list[str] = []
     shown = 0
     for path in list(session.opened_files):
+        note = f"File {path} moved/deleted while still open. Automatically closed."
         try:
             resolved = paths.resolve(path)
             info = safefs.stat_entry(resolved.target)
             ok = info is not None and stat.S_ISREG(info.st_mode)
-        except (ToolError, OSError):
+        except ToolError as exc:
+            ok = False
+            if "not accessible in the current context" in exc.message:  # conditions.toml, for this session
+                note = f"File {path} is not accessible in the current context. Automatically closed."
+        except OSError:
             ok = False
         if not ok:
-            notes.append(f"File {path} moved/deleted while still open. Automatically closed.")
+            notes.append(note)
             if close_missing:
                 session.opened_files.remove(path)
                 session.active_sections.pop(path, None)

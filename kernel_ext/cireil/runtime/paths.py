@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,18 +94,65 @@ def normalize(path: str) -> str:
     return norm
 
 
-class SandboxPaths:
-    """Maps sandbox paths to host paths for one agent directory and its mounts."""
+# conditions.toml's access rules for one session: (path as asked, normalized sandbox path) -> None, or
+# raises ToolError. Kept as a plain callable so this module knows nothing of the rule language.
+AccessCheck = Callable[[str, str], None]
 
-    def __init__(self, agent_dir: Path, mounts: list[Mount] | tuple[Mount, ...] = ()) -> None:
+
+class SandboxPaths:
+    """Maps sandbox paths to host paths for one agent directory and its mounts.
+
+    With `access` (runtime.conditions.PathAccess for the session a call runs in), every resolved path
+    is also authorised: a separate step after resolution, on the path's name and on where it really
+    leads (a symlink inside the sandbox must not open a way around a rule).
+    """
+
+    def __init__(
+        self, agent_dir: Path, mounts: list[Mount] | tuple[Mount, ...] = (), *, access: AccessCheck | None = None
+    ) -> None:
         self.agent_dir = Path(agent_dir)
         self.mounts = list(mounts)
+        self.access = access
 
     def _root_host(self, root: str) -> str:
         return os.path.realpath(self.agent_dir / root)
 
     def resolve(self, path: str) -> ResolvedPath:
         """Resolve a sandbox path to a host path, or raise ToolError('Access denied: ...')."""
+        resolved = self._locate(path)
+        self.authorize(path, resolved)
+        return resolved
+
+    # -- authorisation (conditions.toml), separate from locating --------------------------------------
+    def authorize(self, path: str, resolved: ResolvedPath) -> None:
+        """Raise ToolError when the session's access rules deny the path or the place it leads to."""
+        if self.access is None:
+            return
+        self.access(path, resolved.sandbox)
+        real = self.sandbox_path_of(resolved)
+        if real != resolved.sandbox:
+            self.access(path, real)
+
+    def visible(self, sandbox_path: str) -> bool:
+        """Whether the session's access rules let the agent see this (normalized) path at all."""
+        if self.access is None:
+            return True
+        try:
+            self.access(sandbox_path, sandbox_path)
+        except ToolError:
+            return False
+        return True
+
+    def sandbox_path_of(self, resolved: ResolvedPath) -> str:
+        """The sandbox path of where `resolved.host` really is (differs from the name through symlinks)."""
+        if resolved.mount is not None:
+            base, boundary = f"/workspace/{resolved.mount.target}", os.path.realpath(resolved.mount.source)
+        else:
+            base, boundary = f"/{resolved.root}", self._root_host(resolved.root)
+        rel = os.path.relpath(resolved.host, boundary)
+        return base if rel == "." else f"{base}/{rel}"
+
+    def _locate(self, path: str) -> ResolvedPath:
         if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
             raise _denied(str(path), "is outside the sandbox")
         path = unescape_path(path)  # `\xNN`, as tools show a non-UTF-8 name, names that byte

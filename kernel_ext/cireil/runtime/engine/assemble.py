@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import messages as msgs
 from ..context import OpenedFilesContext, opened_files_context
@@ -26,6 +26,9 @@ from .prompt import (
     should_warn,
 )
 from .timefmt import load_timezone
+
+if TYPE_CHECKING:
+    from ..conditions import Conditions, RuleContext
 
 
 class ModelSettings(Protocol):
@@ -97,6 +100,8 @@ def assemble(
     now: datetime | None = None,
     tz: tzinfo | str | None = "config",
     turn_ended: bool = False,
+    conditions: Conditions | None = None,
+    rule_context: RuleContext | None = None,
 ) -> Assembled:
     """One model call's messages. With `close_missing` (a real call) vanished files are closed and a prune
     warning is recorded in session.meta; without it (a preview) the session is left exactly as it was.
@@ -107,7 +112,12 @@ def assemble(
     cache = _cache(token_cache)
     zone = load_timezone(layout.runtime_root) if tz == "config" else tz
     prompt = build_system_prompt(
-        layout, session, supports_vision=model.supports_vision, supports_video=model.supports_video
+        layout,
+        session,
+        supports_vision=model.supports_vision,
+        supports_video=model.supports_video,
+        conditions=conditions,
+        rule_context=rule_context,
     )
     opened = opened_files_context(session, paths, close_missing=close_missing)
     opened_msg = msgs.user_message(opened.text, persistent=False) if opened.text else None

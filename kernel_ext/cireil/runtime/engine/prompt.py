@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import frontmatter, safefs
 from ..errors import CireilError, ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES, AgentLayout
 from ..session import Session
 from .timefmt import current_date_line
+
+if TYPE_CHECKING:
+    from ..conditions import ConditionalBlock, Conditions, Rule, RuleContext
 
 WARNING_REMAINING_RATIO = 0.05
 PRUNE_WARNED_KEY = "prune_warned_at"
@@ -25,6 +28,9 @@ class SystemPrompt:
     text: str
     skills: list[str] = field(default_factory=list)  # slugs listed, in order
     warnings: list[str] = field(default_factory=list)  # skills left out, and why
+    rule_context: RuleContext | None = None  # what conditions.toml rules saw of the session
+    rules: list[Rule] = field(default_factory=list)  # the block rules that held, in file order
+    conditional: list[ConditionalBlock] = field(default_factory=list)  # the blocks they loaded
 
     def __str__(self) -> str:
         return self.text
@@ -103,10 +109,8 @@ def _platform_lines(session: Session, slug: str) -> tuple[list[str], bool]:
         return ["This is a notebook session with your person through cireil (Jupyter)."], True
     if platform == "internal":
         if session.id.startswith("cron:"):
-            job = session.id[len("cron:") :]
-            if job.startswith(slug + ":"):
-                job = job[len(slug) + 1 :]
-            return [f"This is an internal cron session (job ID: {job})"], False
+            # the original's job id is <agentSlug>:<jobId> (upstream-formats §0), and the line shows it whole
+            return [f"This is an internal cron session (job ID: {session.id[len('cron:') :]})"], False
         return ["This is a persistent internal session"], False
     if platform == "tui":
         return ["This is a TUI session with your person. SFW/NSFW depending on their preferences."], False
@@ -119,9 +123,16 @@ def _flag(value: bool) -> str:
 
 
 def build_system_prompt(
-    layout: AgentLayout, session: Session, *, supports_vision: bool = True, supports_video: bool = False
+    layout: AgentLayout,
+    session: Session,
+    *,
+    supports_vision: bool = True,
+    supports_video: bool = False,
+    conditions: Conditions | None = None,
+    rule_context: RuleContext | None = None,
 ) -> SystemPrompt:
-    """Raises ConfigError when core.md or a base block is missing or invalid: no turn can run without them."""
+    """Raises ConfigError when core.md or a base block is missing or invalid: no turn can run without them,
+    nor with a conditional block its rule loads that has no valid frontmatter (as the original)."""
     directory = layout.directory
     issues: list[ConfigIssue] = []
     core = _read(directory, "core.md", issues, "missing: agent turns need the base instructions")
@@ -139,11 +150,20 @@ def build_system_prompt(
         parts = frontmatter.split(text, frontmatter.BLOCK)
         assert parts is not None  # parse succeeded, so the delimiters are there
         blocks.append((name, fields["description"], parts[1]))
+    rules: list[Rule] = []
+    conditional: list[ConditionalBlock] = []
+    if conditions is not None and conditions.blocks:
+        from ..conditions import RuleContext, conditional_blocks
+
+        rule_context = rule_context or RuleContext.of_session(session)
+        rules = conditions.blocks_for(rule_context)
+        conditional, block_issues = conditional_blocks(directory, rules)
+        issues += block_issues
     if issues:
         raise ConfigError(issues)
     assert core is not None
 
-    prompt = SystemPrompt("")
+    prompt = SystemPrompt("", rule_context=rule_context, rules=rules, conditional=conditional)
     lines = [
         "<base_instructions>",
         core.strip(),
@@ -154,8 +174,8 @@ def build_system_prompt(
     ]
     for name, description, body in blocks:
         lines += _block_lines(name, description, body, f"/blocks/{name}.md")
-    # Conditional blocks (/blocks/conditional/<name>.md) are chosen by config/conditions.toml rules, which
-    # this runtime does not support yet, so none is ever engaged.
+    for block in conditional:  # chosen by config/conditions.toml, in the file's order
+        lines += _block_lines(f"conditional/{block.name}", block.description, block.body, block.file_path, True)
     lines.append("</memory_blocks>")
     lines += _skill_lines(directory, prompt)
     platform_lines, capable = _platform_lines(session, layout.slug)

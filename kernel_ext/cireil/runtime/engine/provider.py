@@ -460,7 +460,7 @@ class OpenAIProvider:
         index = self._take_key()
         while True:
             sent = replace(request, tool_choice="auto") if self._auto_tool_choice else request
-            body = build_request_body(self.provider, model_cfg, sent, stream=self._stream, cache=self._translations)
+            body = self._body(model_cfg, sent)
             self.last_request_body = body
             try:
                 return await self._post(body, self._api_key(index), on_delta)
@@ -491,6 +491,10 @@ class OpenAIProvider:
                 raise self._error(f"no answer from {self.url} in time ({type(exc).__name__})", None, body) from None
             except httpx.HTTPError as exc:
                 raise self._error(f"could not talk to {self.url}: {exc or type(exc).__name__}", None, body) from None
+
+    def _body(self, model_cfg: ModelConfig, request: ModelRequest) -> dict:
+        """The request body in this kind's wire format (another kind's module overrides it)."""
+        return build_request_body(self.provider, model_cfg, request, stream=self._stream, cache=self._translations)
 
     def _error(self, message: str, err: _HttpError | None, body: dict) -> ProviderError:
         exc = ProviderError(

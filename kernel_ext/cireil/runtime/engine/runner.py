@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import messages as msgs
@@ -38,6 +38,10 @@ class PreparedRequest:
     @property
     def body(self) -> dict:
         """Exactly what would be POSTed (made on demand: a turn's provider builds its own)."""
+        if self.provider.kind == "anthropic":
+            from .anthropic import build_anthropic_body
+
+            return build_anthropic_body(self.provider, self.model_cfg, self.model_request, stream=False)
         from .provider import build_request_body
 
         return build_request_body(self.provider, self.model_cfg, self.model_request, stream=False)
@@ -58,6 +62,12 @@ class Engine:
         from .scheduler import Scheduler
 
         self.scheduler = Scheduler(self)
+        from .models import ModelCatalog
+
+        self.models = ModelCatalog()  # the providers' model lists, asked once per load
+        from ..jobs.runner import JobRunner
+
+        self.jobs = JobRunner(self)  # config/cron.toml, on the runtime loop while the kernel lives
 
     # -- configuration ------------------------------------------------------------------------------
     def config(self) -> EngineConfig:
@@ -93,7 +103,12 @@ class Engine:
             closing.add_done_callback(self._tasks.discard)
             found = None
         if found is None:
-            found = self._clients[key] = OpenAIProvider(provider, model, model_cfg=model_cfg, pools=self._pools)
+            kind_class = OpenAIProvider
+            if provider.kind == "anthropic":  # one module per kind, imported only when a turn uses it
+                from .anthropic import AnthropicProvider
+
+                kind_class = AnthropicProvider
+            found = self._clients[key] = kind_class(provider, model, model_cfg=model_cfg, pools=self._pools)
         return found
 
     # -- requests -----------------------------------------------------------------------------------
@@ -115,7 +130,9 @@ class Engine:
         assembled = assemble(
             layout=agent.layout,
             session=session,
-            paths=agent.sandbox_paths(),
+            paths=agent.sandbox_paths(session),
+            conditions=agent.conditions,
+            rule_context=agent.rule_context(session),
             model_cfg=model_cfg,
             max_turns=provider.max_turns,
             token_cache=self._token_cache,
@@ -139,6 +156,9 @@ class Engine:
     def preview(self, session: Session, provider: str | None = None, model: str | None = None) -> PreparedRequest:
         """The request the next turn's first model call would send, changing nothing."""
         chosen, model_name, model_cfg, _ = self.resolve(session, provider, model)
+        listing = self.models.cached(chosen) if model_cfg.context_window is None else None
+        if listing is not None and listing.window_of(model_name):  # a preview never waits for the network
+            model_cfg = replace(model_cfg, context_window=listing.window_of(model_name))
         self.agent.refresh_quietly()
         return self.build_request(
             session, chosen, model_name, model_cfg, self.agent.offered_tools(session), close_missing=False
@@ -153,6 +173,7 @@ class Engine:
         on_event: EventSink,
         provider: str | None = None,
         model: str | None = None,
+        persist: bool = True,
     ) -> TurnOutcome:
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -167,6 +188,11 @@ class Engine:
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
             if chosen.api_keys:  # an unset key variable fails here, before the message is committed
                 chosen.api_keys[0].resolve()
+            if model_cfg.context_window is None:  # as the original: the provider's model list may know it
+                listing = await self.models.context_window(chosen)
+                window = listing.window_of(model_name) if listing is not None else None
+                if window:
+                    model_cfg = replace(model_cfg, context_window=window)
             turn = Turn(
                 self.agent,
                 session,
@@ -177,6 +203,7 @@ class Engine:
                 client=self.client(chosen, model_name, model_cfg),
                 tools=self.agent.offered_tools(session),  # the session's grant filters what is offered
                 notices=notices + more,
+                persist=persist,
             )
             from ..sessions.store import SessionConflict
 
@@ -185,6 +212,11 @@ class Engine:
             except SessionConflict:  # another process wrote this session: continue from what it stored
                 self.agent.forget_session(session.id)
                 raise
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running (a main-session cron job is then skipped, as the original)."""
+        return self._lock is not None and self._lock.locked()
 
     def _background_event(self, event: dict) -> None:
         if event.get("type") in ("respond", "announce", "end", "notice"):
@@ -233,6 +265,7 @@ class Engine:
 
     async def aclose(self) -> None:
         self.scheduler.stop()
+        await self.jobs.aclose()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -107,8 +107,10 @@ class Turn:
         client: OpenAIProvider,
         tools: dict[str, Tool],
         notices: list[str],
+        persist: bool = True,
     ) -> None:
         self.agent = agent
+        self.persist = persist  # False: an isolated cron run, never written to sessions.db (as the original)
         self.session = session
         self.on_event = on_event
         self.provider = provider
@@ -128,7 +130,7 @@ class Turn:
 
     def _commit(self) -> None:
         store = self.agent.store
-        if store is not None:
+        if store is not None and self.persist:
             try:
                 store.commit(self.session, self._uncommitted)
             except BaseException:  # refused or failed: memory goes back to what is stored, as after an interrupt

@@ -296,7 +296,9 @@ def bwrap_launch(
     args: list[str],
     env: Mapping[str, str],
     max_processes: int | None = None,
+    overlay: list[str] | tuple[str, ...] = (),
 ) -> Launch:
+    """`overlay`: bwrap arguments applied on top of the roots and mounts (conditions.toml's hidden areas)."""
     problem = bwrap_problem()
     if problem:
         raise ToolError(
@@ -322,6 +324,7 @@ def bwrap_launch(
     for mount in sandbox.mounts:
         source = os.path.realpath(mount.source)
         argv += ["--ro-bind" if mount.read_only else "--bind", source, f"/workspace/{mount.target}"]
+    argv += overlay
     for path in _existing((*_HOST_FILES, *_SYSTEM_DIRS, *_SYSTEM_FILES)):
         argv += ["--ro-bind", path, path]
     argv.append("--clearenv")

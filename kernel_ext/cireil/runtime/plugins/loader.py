@@ -20,6 +20,7 @@ from ..outline import register_extractor, unregister_extractor
 from ..tool import Tool
 from .config import PLUGINS_FILE, PluginEntry, parse_plugins_config
 from .model import Plugin
+from .services import DEFAULT_QUOTA
 
 GROUP = "cireil.plugins"
 
@@ -28,6 +29,7 @@ GROUP = "cireil.plugins"
 class LoadedPlugins:
     tools: dict[str, Tool] = field(default_factory=dict)
     issues: list[ConfigIssue] = field(default_factory=list)
+    quotas: dict[str, int] = field(default_factory=dict)  # plugin name -> stateQuotaBytes (services.state)
 
 
 def load_plugins(
@@ -48,12 +50,17 @@ def load_plugins(
     for entry in entries:
         assert source is not None
         where = ("plugins", entry.index)
+        skipped = _npm_skip(entry, runtime_root)
+        if skipped:
+            out.issues.append(source.issue(where, skipped, severity="warning"))
+            continue
         try:
             plugin = _import(entry, runtime_root)
         except Exception as exc:  # any failure of foreign code: name the plugin and what went wrong
             out.issues.append(source.issue(where, f"{entry.label} failed to import: {type(exc).__name__}: {exc}"))
             continue
         _collect(plugin, entry, source, owner, taken, mcp_tools, out)
+        out.quotas[plugin.name] = entry.state_quota or DEFAULT_QUOTA
     return out
 
 
@@ -101,6 +108,26 @@ def _collect(
     for extractor in plugin.extractors:
         unregister_extractor(extractor.name)  # loading again (restart, another agent) must not stack copies
         register_extractor(extractor)
+
+
+def _npm_skip(entry: PluginEntry, runtime_root: Path) -> str | None:
+    """Why an entry is the original's npm plugin (skipped with a warning), or None for a Python one."""
+    if entry.package is not None:
+        if entry_points(group=GROUP, name=entry.package):
+            return None
+        return (
+            f"plugin package '{entry.package}' skipped: no installed Python package provides entry point "
+            f"'{entry.package}' in group '{GROUP}'; if it is an npm plugin of the original CireilClaw, it cannot "
+            "run in cireil (the other plugins load)"
+        )
+    assert entry.name is not None
+    folder = runtime_root / "plugins" / entry.name
+    if (folder / "package.json").is_file() and not (folder / "__init__.py").is_file():
+        return (
+            f"plugin '{entry.name}' skipped: plugins/{entry.name}/ is an npm plugin of the original CireilClaw "
+            "(package.json, no __init__.py), which cannot run in cireil (the other plugins load)"
+        )
+    return None
 
 
 def _import(entry: PluginEntry, runtime_root: Path) -> Plugin:

@@ -6,6 +6,7 @@ import contextlib
 import os
 from typing import Any
 
+from ..conditions import PathAccess, exec_overlay
 from ..errors import ToolError
 from ..exec import runner
 from ..exec.capture import Capture
@@ -14,6 +15,7 @@ from ..exec.result import build_result
 from ..exec.sandbox import Launch, base_env, bwrap_launch, unsandboxed_launch
 from ..exec.spill import SpillDir
 from ..params import Array, Params, String
+from ..paths import SandboxPaths
 from ..tool import Tool, ToolContext
 
 _METACHARACTERS = set("\"'|&;$`\\")
@@ -43,15 +45,28 @@ def _check_allowed(command: str, ctx: ToolContext) -> None:
     raise ToolError(f"Command '{command}' is not in sandbox.toml [bwrap] binaries.", hint=hint)
 
 
+def _refuse_unenforceable(ctx: ToolContext) -> None:
+    """Without a sandbox nothing can hide a denied area from the command: fail closed."""
+    access = ctx.paths.access
+    if isinstance(access, PathAccess) and any(d for _, d in access.conditions.denied_areas(access.context)):
+        raise ToolError(
+            "exec cannot run here: config/conditions.toml denies paths in this session "
+            f'({access.context.describe()}) and backend = "none" cannot hide them from a command.',
+            hint='Use backend = "bwrap" in config/sandbox.toml.',
+        )
+
+
 def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
-    env_path = ctx.paths.resolve("/workspace/.env").host
+    config_paths = SandboxPaths(ctx.paths.agent_dir, ctx.paths.mounts)  # the runtime's own reads: no rules
+    env_path = config_paths.resolve("/workspace/.env").host
     try:
         dotenv = load_env_file(env_path, os.environ)
     except EnvFileError as exc:
         raise ToolError(str(exc), hint=f"Edit the .env file at {env_path} to fix the variable reference.") from None
     config = ctx.tools_config.exec
     if ctx.sandbox.backend == "none":
-        home = str(ctx.paths.resolve("/workspace").host)
+        _refuse_unenforceable(ctx)
+        home = str(config_paths.resolve("/workspace").host)
         env = base_env(config.hostEnvPassthrough, dotenv, home)
         return unsandboxed_launch(
             agent_dir=ctx.agent_dir, command=command, args=args, env=env, max_processes=config.maxProcesses
@@ -65,7 +80,17 @@ def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
         args=args,
         env=env,
         max_processes=config.maxProcesses,
+        overlay=_conditions_overlay(ctx),
     )
+
+
+def _conditions_overlay(ctx: ToolContext) -> list[str]:
+    """conditions.toml also holds inside the sandbox: denied areas are hidden (the original left exec open)."""
+    access = ctx.paths.access
+    if not isinstance(access, PathAccess):
+        return []
+    unguarded = SandboxPaths(ctx.paths.agent_dir, ctx.paths.mounts)
+    return exec_overlay(access, unguarded.resolve)
 
 
 async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:

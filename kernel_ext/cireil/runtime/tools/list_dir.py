@@ -63,6 +63,9 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         if synthetic:
             entries = [e for e in entries if e["name"] not in synthetic]
             entries += [{"name": name, "type": "directory"} for name in synthetic]
+        if ctx.paths.access is not None:  # conditions.toml: a denied entry is not shown either
+            base = resolved.sandbox.rstrip("/")
+            entries = [e for e in entries if ctx.paths.visible(f"{base}/{e['name']}")]
         return {"entries": entries, "path": path, "success": True}
     host = ctx.paths.resolve_system(path)
     return {"entries": _list(host, f"'{path}'"), "path": path, "success": True}

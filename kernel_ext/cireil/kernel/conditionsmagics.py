@@ -1,0 +1,142 @@
+"""conditions.toml in the notebook: choose what the rules see of a session, and show what they decide.
+
+`%cireil session [NAME] --channel discord --guild ID --nsfw` makes the rules evaluate the session as if
+it ran there, so a person can test what the agent would see and be allowed in that channel;
+`--channel notebook` (or `--as-is`) goes back to the session's own platform. `%cireil context` and
+`%cireil prompt` add a table of the rules: which hold, which blocks they add, which paths they deny.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, esc, frame
+from .views import _View
+
+if TYPE_CHECKING:
+    from ..runtime.agent import Agent
+    from ..runtime.conditions import RuleContext
+    from ..runtime.session import Session
+
+RULE_OPTIONS = (
+    "[--channel discord|tui|internal|notebook] [--guild ID] [--channel-id ID] [--parent ID] [--nsfw] [--as-is]"
+)
+_VALUED = ("--channel", "--guild", "--channel-id", "--parent")
+_CLEAR = object()
+
+
+def split_rule_options(args: list[str]) -> tuple[list[str], RuleContext | object | None]:
+    """(the other words, the RuleContext asked for / _CLEAR for --as-is / None when no option was given)."""
+    from ..runtime.conditions import CHANNELS, RuleContext
+
+    rest: list[str] = []
+    given: dict[str, str] = {}
+    nsfw = as_is = False
+    words = iter(args)
+    for word in words:
+        name, eq, value = word.partition("=")
+        if name in _VALUED:
+            value = value if eq else next(words, "")
+            if not value or value.startswith("--"):
+                raise UsageError(f"{name} needs a value; usage: %cireil session [NAME] {RULE_OPTIONS}")
+            given[name] = value
+        elif word == "--nsfw":
+            nsfw = True
+        elif word == "--as-is":
+            as_is = True
+        else:
+            rest.append(word)
+    if as_is:
+        if given or nsfw:
+            raise UsageError("--as-is goes alone: it drops what the rules were told about the session")
+        return rest, _CLEAR
+    if not given and not nsfw:
+        return rest, None
+    ids = {k: given[k] for k in ("--guild", "--channel-id", "--parent") if k in given}
+    channel = given.get("--channel", "discord" if ids or nsfw else "notebook")
+    if channel not in CHANNELS:
+        raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
+    if channel != "discord" and (ids or nsfw):
+        raise UsageError("--guild, --channel-id, --parent and --nsfw describe Discord: use them with --channel discord")
+    if nsfw and ("--guild" not in ids or "--parent" in ids):
+        raise UsageError("--nsfw needs --guild and no --parent: DMs and threads are never NSFW in the original")
+    for key, value in ids.items():
+        if not value.isdigit():
+            raise UsageError(f"{key} takes a Discord id, digits only (got {value!r})")
+    if channel == "notebook":
+        return rest, _CLEAR
+    return rest, RuleContext(
+        channel,
+        guild=ids.get("--guild"),
+        channel_id=ids.get("--channel-id"),
+        parent_id=ids.get("--parent"),
+        nsfw=nsfw,
+    )
+
+
+def apply_rule_options(agent: Agent, acting: RuleContext | object | None) -> None:
+    if acting is None:
+        return
+    agent.act_as(None if acting is _CLEAR else acting)  # type: ignore[arg-type]
+
+
+@dataclass
+class ConditionsView(_View):
+    """The rules of config/conditions.toml as one session sees them."""
+
+    agent: Agent
+    session: Session
+
+    def _rows(self) -> tuple[str, list[tuple[str, str, bool]]]:
+        agent = self.agent
+        ctx = agent.rule_context(self.session)
+        acting = " (set with %cireil session)" if agent._acting.get(self.session.id) else ""
+        rows: list[tuple[str, str, bool]] = []
+        conditions = agent.conditions
+        for rule in conditions.blocks:
+            holds = rule.holds(ctx)
+            exists = (agent.directory / "blocks" / "conditional" / f"{rule.key}.md").is_file()
+            outcome = ("adds " if exists else "would add (file missing) ") if holds else "does not add "
+            rows.append((rule.describe(), outcome + rule.target, holds and exists))
+        for table in ("memories", "workspace"):
+            for rule in conditions.paths[table]:
+                path = rule.target.rstrip("/") or rule.target
+                decision = conditions.decide(path, ctx)
+                verdict = "allowed" if decision.allowed else "DENIED"
+                rows.append((rule.describe(), f"{path}: {verdict}", decision.allowed))
+        return f"rules see: {ctx.describe()}{acting}", rows
+
+    def text(self) -> str:
+        if self.agent.conditions.empty:
+            return "config/conditions.toml: no rules (every path allowed, no conditional block)"
+        head, rows = self._rows()
+        lines = [f"config/conditions.toml: {head}"]
+        lines += [f"  {rule}  ->  {outcome}" for rule, outcome, _ in rows]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        if self.agent.conditions.empty:
+            return frame("conditions", esc(self.text()), title="conditions")
+        head, rows = self._rows()
+        cell = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left;font-family:{MONO}"
+        body = "".join(
+            f'<tr><td style="{cell}">{esc(rule)}</td>'
+            f'<td style="{cell};color:{OK if good else ERROR}">{esc(outcome)}</td></tr>'
+            for rule, outcome, good in rows
+        )
+        return frame(
+            "conditions",
+            f'<div style="color:{FG_DIM}">{esc(head)}</div><table><tbody>{body}</tbody></table>',
+            title="config/conditions.toml",
+        )
+
+
+def conditions_view(agent: Agent, session: Session | None = None) -> ConditionsView | None:
+    """The view, or None when there is nothing to say (no rules and nothing set for the session)."""
+    session = session or agent.session
+    if agent.conditions.empty and session.id not in agent._acting:
+        return None
+    return ConditionsView(agent, session)

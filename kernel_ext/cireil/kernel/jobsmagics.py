@@ -1,0 +1,105 @@
+"""`%cireil jobs [run ID]`: config/cron.toml's jobs and the heartbeat with their next run, and one run now.
+
+The schedule tool's one-shot jobs (kept in sessions.db) are listed after them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+from IPython.display import display
+
+from ..render.html import BORDER, ERROR, FG_DIM, MONO, esc, frame
+from .views import _View
+
+if TYPE_CHECKING:
+    from ..runtime.agent import Agent
+
+USAGE = "usage: %cireil jobs  |  %cireil jobs run ID"
+
+
+def _when(value: object) -> str:
+    from datetime import datetime
+
+    return value.strftime("%Y-%m-%d %H:%M:%S %Z").strip() if isinstance(value, datetime) else "—"
+
+
+@dataclass
+class JobsView(_View):
+    rows: list[tuple[str, str, str, str, str]]  # id, schedule, next run, how, last result
+    problems: list[str] = field(default_factory=list)
+    one_shot: list[tuple[str, str]] = field(default_factory=list)  # schedule tool: id, at
+
+    def text(self) -> str:
+        lines = [f"config/cron.toml: {p}" if not p.startswith("config/") else p for p in self.problems]
+        if not self.rows and not self.problems:
+            lines.append("config/cron.toml: no jobs")
+        for job_id, schedule, next_run, how, last in self.rows:
+            lines.append(f"{job_id}  {schedule}  next: {next_run}  {how}" + (f"  last: {last}" if last else ""))
+        lines += [f"{job_id}  (schedule tool) at {at}" for job_id, at in self.one_shot]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        cell = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left"
+        problems = "".join(f'<div style="color:{ERROR}">{esc(p)}</div>' for p in self.problems)
+        rows = "".join(
+            f'<tr><td style="{cell};font-family:{MONO}">{esc(r[0])}</td>'
+            + "".join(f'<td style="{cell}">{esc(v)}</td>' for v in r[1:])
+            + "</tr>"
+            for r in self.rows
+        )
+        rows += "".join(
+            f'<tr><td style="{cell};font-family:{MONO}">{esc(i)}</td><td style="{cell}">at {esc(at)}</td>'
+            f'<td style="{cell}">{esc(at)}</td><td style="{cell};color:{FG_DIM}">schedule tool</td><td></td></tr>'
+            for i, at in self.one_shot
+        )
+        head = "".join(f'<th style="{cell}">{h}</th>' for h in ("job", "schedule", "next run", "runs", "last result"))
+        return frame(
+            "jobs", f"{problems}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>", title="jobs"
+        )
+
+
+def jobs_view(agent: Agent) -> JobsView:
+    runner = agent.engine.jobs
+    runner.reload()
+    rows = []
+    for job in runner.jobs:
+        how = f"{job.execution}, {job.delivery} to {job.target}" + ("" if job.enabled else " (disabled)")
+        next_run = "running" if job.id in runner.running else _when(runner.next.get(job.id))
+        last = runner.last.get(job.id)
+        rows.append((job.id, job.schedule_text, next_run, how, f"{_when(last.at)}: {last.text[:80]}" if last else ""))
+    heartbeat = runner.heartbeat
+    if heartbeat is not None:
+        how = f"in {heartbeat.target}, {heartbeat.hours_text}" + ("" if heartbeat.enabled else " (disabled)")
+        next_run = "running" if "heartbeat" in runner.running else _when(runner.next.get("heartbeat"))
+        last = runner.last.get("heartbeat")
+        last_text = f"{_when(last.at)}: {last.text[:80]}" if last else ""
+        rows.append(("heartbeat", f"every {heartbeat.interval} s", next_run, how, last_text))
+    one_shot = [(j["id"], j.get("schedule", {}).get("at", "?")) for j in agent.engine.scheduler.pending()]
+    return JobsView(rows, list(runner.problems), one_shot)
+
+
+def jobs_command(agent: Agent, args: list[str]) -> None:
+    agent._start_cron_jobs()  # a cron.toml written since the load starts running now
+    if not args:
+        display(jobs_view(agent))
+        return
+    if args[0] != "run" or len(args) != 2:
+        raise UsageError(USAGE)
+    from ..runtime.loop import RUNTIME
+
+    runner = agent.engine.jobs
+    runner.reload()
+    if runner.job(args[1]) is None and not (args[1] == "heartbeat" and runner.heartbeat is not None):
+        known = ", ".join([j.id for j in runner.jobs] + (["heartbeat"] if runner.heartbeat else [])) or "none"
+        raise UsageError(f"no job '{args[1]}' in config/cron.toml (jobs: {known})")
+
+    async def run_one() -> None:
+        await runner.run_now(args[1])
+
+    RUNTIME.run(run_one())
+    record = runner.last[args[1]]
+    print(f"cron job '{args[1]}' ran: {record.text or '(no respond)'}")
+    display(jobs_view(agent))

@@ -1,0 +1,332 @@
+"""kind = "anthropic": the Messages API (`POST {apiBase}/messages`), as the original's provider sends it.
+
+upstream-formats §2.4: `Authorization: Bearer <key>` (the original is built for OAuth tokens, not
+`x-api-key`), `anthropic-version: 2023-06-01`, `anthropic-beta: oauth-2025-04-20,interleaved-thinking-2025-05-14`,
+then customHeaders spread over them (a list value becomes one comma-joined header); `max_tokens` 64000;
+extended thinking only when the model table says `reasoning = true` (budget `reasoningBudget`, off at 0),
+and then tool_choice auto (the API refuses "any" with thinking); prompt-cache marks on the system prompt
+and the last tool; tool results without a matching tool_use in the assistant turn before them are left
+out (the API refuses them); no video. Retries, key rotation on 429, the tool_choice and streaming
+fallbacks and every failure are the OpenAI kind's (provider.OpenAIProvider.complete): only the wire
+format differs, so only it is here. Unlike the original (one JSON answer) the reply streams.
+
+Thinking blocks come back with their `signature` (and redacted ones with their `data`) and are kept in
+the assistant message in reply order, as the original stores them, because the API wants them back
+unchanged in the next request of a tool-using turn.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..mcp.sse import SseParser
+from ..messages import assistant_message
+from .config import ModelConfig
+from .provider import (
+    ContentFiltered,
+    ModelReply,
+    ModelRequest,
+    NoToolCalls,
+    OpenAIProvider,
+    ProviderError,
+    _dumps,
+    _error_message,
+    _HttpError,
+    parse_arguments,
+    wants_auto_tool_choice,
+)
+
+MAX_TOKENS = 64000
+VERSION = "2023-06-01"
+BETA = "oauth-2025-04-20,interleaved-thinking-2025-05-14"
+
+
+# -- the request body -------------------------------------------------------------------------
+def _user_blocks(content: Any) -> list[dict]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks: list[dict] = []
+    for part in content or ():
+        kind = part.get("type")
+        if kind == "text" and part.get("text"):
+            blocks.append({"type": "text", "text": part["text"]})
+        elif kind == "image":
+            source = {"type": "base64", "media_type": part.get("mediaType", "image/png"), "data": part.get("data", "")}
+            blocks.append({"type": "image", "source": source})
+        # video: the Messages API has none (the original drops it too)
+    return blocks
+
+
+def _assistant_blocks(content: Any) -> list[dict]:
+    blocks: list[dict] = []
+    for part in content or ():
+        kind = part.get("type")
+        if kind == "thinking" and part.get("signature"):  # unsigned thinking (another kind's) is not accepted
+            blocks.append({"type": "thinking", "thinking": part.get("thinking", ""), "signature": part["signature"]})
+        elif kind == "redacted_thinking" and part.get("data"):
+            blocks.append({"type": "redacted_thinking", "data": part["data"]})
+        elif kind == "text" and part.get("text"):
+            blocks.append({"type": "text", "text": part["text"]})
+        elif kind == "toolCall":
+            blocks.append(
+                {"type": "tool_use", "id": part.get("id"), "name": part.get("name"), "input": part.get("input") or {}}
+            )
+    return blocks
+
+
+def translate_messages(messages: list[dict]) -> list[dict]:
+    """Runtime messages as Messages-API turns: tool results are user turns, adjacent same-role turns merge."""
+    out: list[dict] = []
+    tool_use_ids: set[str] = set()  # of the last assistant turn: a tool_result must answer one of them
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            turn, blocks = "user", _user_blocks(message.get("content"))
+        elif role == "system":  # no system role inside the conversation: sent as the user's text
+            text = message.get("content") if isinstance(message.get("content"), str) else ""
+            turn, blocks = "user", ([{"type": "text", "text": text}] if text else [])
+        elif role == "toolResponse":
+            if message.get("toolCallId") not in tool_use_ids:
+                continue
+            output, name = message.get("output"), message.get("name")
+            payload = {"name": name, **output} if isinstance(output, dict) else {"name": name, "output": output}
+            result = {"type": "tool_result", "tool_use_id": message.get("toolCallId"), "content": _dumps(payload)}
+            turn, blocks = "user", [result]
+        elif role == "assistant":
+            turn, blocks = "assistant", _assistant_blocks(message.get("content"))
+            tool_use_ids = {b["id"] for b in blocks if b["type"] == "tool_use"}
+        else:
+            continue
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == turn:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": turn, "content": list(blocks)})
+    return out
+
+
+def build_anthropic_body(provider: Any, model_cfg: ModelConfig, request: ModelRequest, *, stream: bool) -> dict:
+    thinking = model_cfg.reasoning is True and model_cfg.reasoning_budget > 0
+    auto = request.tool_choice == "auto" or wants_auto_tool_choice(provider, request.model) or thinking
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": MAX_TOKENS,
+        "system": [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}],
+        "messages": translate_messages(request.messages),
+    }
+    if request.tools:
+        body["tools"] = [
+            {
+                "name": t["name"],
+                "description": t.get("description", ""),
+                "input_schema": t.get("parameters") or {"type": "object", "properties": {}},
+            }
+            for t in request.tools
+        ]
+        body["tools"][-1]["cache_control"] = {"type": "ephemeral"}
+        body["tool_choice"] = {"type": "auto" if auto else "any"}
+    if thinking:
+        body["thinking"] = {"type": "enabled", "budget_tokens": model_cfg.reasoning_budget}
+    if stream:
+        body["stream"] = True
+    return body
+
+
+# -- the reply --------------------------------------------------------------------------------
+@dataclass
+class _Blocks:
+    """The reply's content blocks as they arrive, from one JSON body or from stream events."""
+
+    on_delta: Callable[[dict], None] | None
+    blocks: dict[int, dict] = field(default_factory=dict)
+    stop_reason: str | None = None
+    usage: dict = field(default_factory=dict)
+    done: bool = False
+
+    def _emit(self, event: dict) -> None:
+        if self.on_delta is not None:
+            self.on_delta(event)
+
+    def _usage(self, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            return
+        for source, target in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+            if isinstance(raw.get(source), int):
+                self.usage[target] = raw[source]
+        self.usage["total_tokens"] = self.usage.get("prompt_tokens", 0) + self.usage.get("completion_tokens", 0)
+
+    def start(self, index: int, block: dict) -> None:
+        kind = block.get("type")
+        entry = {"type": kind, "text": "", "thinking": "", "signature": "", "json": "", **block}
+        if kind == "tool_use":
+            entry["json"] = "" if not block.get("input") else _dumps(block["input"])
+        self.blocks[index] = entry
+        if kind == "tool_use":
+            self._emit_call(index)
+        for key, event in (("text", "text"), ("thinking", "thinking")):
+            if block.get(key) and kind == key:
+                self._emit({"type": event, "text": block[key]})
+
+    def _emit_call(self, index: int) -> None:
+        b = self.blocks[index]
+        self._emit(
+            {"type": "toolCall", "index": index, "id": b.get("id"), "name": b.get("name", ""), "arguments": b["json"]}
+        )
+
+    def delta(self, index: int, delta: dict) -> None:
+        block = self.blocks.setdefault(index, {"type": None, "text": "", "thinking": "", "signature": "", "json": ""})
+        kind = delta.get("type")
+        if kind == "text_delta" and isinstance(delta.get("text"), str):
+            block["type"] = block["type"] or "text"
+            block["text"] += delta["text"]
+            self._emit({"type": "text", "text": delta["text"]})
+        elif kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
+            block["thinking"] += delta["thinking"]
+            self._emit({"type": "thinking", "text": delta["thinking"]})
+        elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
+            block["signature"] += delta["signature"]
+        elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+            block["json"] += delta["partial_json"]
+            self._emit_call(index)
+
+    def event(self, data: dict) -> None:
+        kind = data.get("type")
+        if kind == "message_start":
+            self._usage((data.get("message") or {}).get("usage"))
+        elif kind == "content_block_start" and isinstance(data.get("content_block"), dict):
+            self.start(int(data.get("index", len(self.blocks))), data["content_block"])
+        elif kind == "content_block_delta" and isinstance(data.get("delta"), dict):
+            self.delta(int(data.get("index", 0)), data["delta"])
+        elif kind == "message_delta":
+            self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
+            usage = data.get("usage") or {}
+            self._usage({**{"input_tokens": self.usage.get("prompt_tokens")}, **usage})
+        elif kind == "message_stop":
+            self.done = True
+        elif kind == "error":
+            error = data.get("error") or {}
+            message = error.get("message") if isinstance(error, dict) else str(error)
+            raise ProviderError(f"the server reported an error: {message}", server_message=message)
+
+    def body(self, data: Any) -> None:
+        if not isinstance(data, dict) or data.get("type") == "error":
+            if isinstance(data, dict):
+                self.event(data)
+            raise ProviderError(f"the server sent something that is not a message: {str(data)[:200]}")
+        for index, block in enumerate(data.get("content") or ()):
+            if isinstance(block, dict):
+                self.start(index, block)
+        self.stop_reason = data.get("stop_reason")
+        self._usage(data.get("usage"))
+        self.done = True
+
+    def finish(self, request_body: dict) -> ModelReply:
+        reason = self.stop_reason or "(none)"
+        if reason == "refusal":
+            raise ContentFiltered("the provider refused to answer (stop_reason refusal)")
+        ordered = [self.blocks[i] for i in sorted(self.blocks)]
+        calls = [b for b in ordered if b["type"] == "tool_use"]
+        if not calls:
+            raise NoToolCalls(
+                f"the model answered without calling a tool (stop_reason {reason})",
+                text="".join(b["text"] for b in ordered if b["type"] == "text"),
+                thinking="".join(b["thinking"] for b in ordered if b["type"] == "thinking"),
+                finish_reason=reason,
+                usage=self.usage,
+            )
+        parts: list[dict] = []
+        for block in ordered:
+            if block["type"] == "thinking" and (block["thinking"] or block["signature"]):
+                part = {"type": "thinking", "thinking": block["thinking"]}
+                if block["signature"]:
+                    part["signature"] = block["signature"]
+                parts.append(part)
+            elif block["type"] == "redacted_thinking" and block.get("data"):
+                parts.append({"type": "redacted_thinking", "data": block["data"]})
+        for block in calls:
+            arguments, raw = parse_arguments(block["json"])
+            part = {
+                "type": "toolCall",
+                "id": block.get("id") or f"toolu_{secrets.token_hex(12)}",
+                "name": block.get("name", ""),
+            }
+            part["input"] = arguments
+            if raw is not None:
+                part["rawArguments"] = raw
+            parts.append(part)
+        return ModelReply(assistant_message(parts), self.usage, reason, request_body)
+
+
+# -- the provider -----------------------------------------------------------------------------
+class AnthropicProvider(OpenAIProvider):
+    """The OpenAI kind's retries and key handling, speaking the Messages API."""
+
+    @property
+    def url(self) -> str:
+        return self.provider.api_base.rstrip("/") + "/messages"
+
+    def _body(self, model_cfg: ModelConfig, request: ModelRequest) -> dict:
+        return build_anthropic_body(self.provider, model_cfg, request, stream=self._stream)
+
+    def _headers(self, key: str) -> list[tuple[str, str]]:
+        # the original spreads customHeaders into a plain object over the built-ins: later wins, a list is joined
+        headers: dict[str, str] = {
+            "content-type": "application/json",
+            "authorization": f"Bearer {key}",
+            "anthropic-version": VERSION,
+            "anthropic-beta": BETA,
+        }
+        names = {"content-type": "Content-Type", "authorization": "Authorization"}
+        for name, value in self.provider.custom_headers.items():
+            if name.lower() == "content-type":
+                continue  # the body is JSON whatever the table says
+            headers[name.lower()] = ",".join(value) if isinstance(value, list) else value
+            names.setdefault(name.lower(), name)
+        return [(names.get(k, k), v) for k, v in headers.items()]
+
+    async def _post(self, body: dict, key: str, on_delta: Callable[[dict], None] | None) -> ModelReply:
+        data = json.dumps(body, ensure_ascii=False).encode()
+        blocks = _Blocks(on_delta)
+        async with self._http().stream("POST", self.url, content=data, headers=self._headers(key)) as response:
+            if response.status_code >= 400:
+                raise _HttpError(response.status_code, _error_message(await response.aread()))
+            if "text/event-stream" in response.headers.get("content-type", ""):
+                await self._read_events(response, blocks)
+            else:
+                raw = await response.aread()
+                try:
+                    payload = json.loads(raw)
+                except ValueError:
+                    snippet = raw[:200].decode("utf-8", "replace")
+                    raise ProviderError(
+                        f"provider '{self.provider.name}': {self.url} answered HTTP {response.status_code} "
+                        f"with something that is not JSON: {snippet!r}"
+                    ) from None
+                blocks.body(payload)
+        return blocks.finish(body)
+
+    async def _read_events(self, response: httpx.Response, blocks: _Blocks) -> None:  # type: ignore[override]
+        parser = SseParser()
+        async for text in response.aiter_text():
+            for event in parser.feed(text):
+                self._feed(event.data, blocks)
+        for event in parser.finish():
+            self._feed(event.data, blocks)
+        if not blocks.done:
+            raise ProviderError(f"provider '{self.provider.name}': the stream ended before the reply was complete")
+
+    @staticmethod
+    def _feed(data: str, blocks: _Blocks) -> None:
+        try:
+            parsed = json.loads(data)
+        except ValueError:
+            return  # a keepalive or comment
+        if isinstance(parsed, dict):
+            blocks.event(parsed)

@@ -1,0 +1,1 @@
+"""config/cron.toml jobs: their schedule syntax, their definitions, and the runner on the runtime loop."""

@@ -1,0 +1,107 @@
+"""config/heartbeat.toml (upstream-formats §3.5): what a pulse is and when it may run.
+
+A pulse runs every `interval` seconds (the first one interval after the start) inside its target
+session, only within `activeHours` (HH:MM in an IANA zone; a window may wrap midnight; end "00:00"
+is the end of the day; an unknown zone lets the pulse run), only when tasks/HEARTBEAT.md has content,
+and never while another turn runs. Its prompt is not kept in the history. A reply of exactly
+HEARTBEAT_OK is shown only with `showOk`, any other only with `showAlerts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from ..config.tomlsource import TomlSyntaxError, read_toml
+
+HEARTBEAT_FILE = "config/heartbeat.toml"
+TASKS_FILE = "tasks/HEARTBEAT.md"
+OK_REPLY = "HEARTBEAT_OK"
+# cireil's wording (the original's prompt text is not part of the shared formats)
+PROMPT = (
+    "Heartbeat: read /tasks/HEARTBEAT.md and do what it asks now. If nothing needs attention, respond with "
+    f"exactly {OK_REPLY}."
+)
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    enabled: bool = False
+    interval: int = 1800
+    target: str = "last"
+    model: str | None = None
+    provider: str | None = None
+    start: str | None = None  # activeHours
+    end: str | None = None
+    timezone: str | None = None
+    show_alerts: bool = True
+    show_ok: bool = False
+
+    @property
+    def hours_text(self) -> str:
+        return f"{self.start}–{self.end} {self.timezone}" if self.start else "any time"
+
+    def active(self, now: datetime) -> bool:
+        if self.start is None or self.end is None:
+            return True
+        try:
+            from zoneinfo import ZoneInfo
+
+            local = now.astimezone(ZoneInfo(self.timezone or "UTC"))
+        except (KeyError, ValueError, OSError):  # an unknown zone: the original lets the pulse run
+            return True
+        minute = local.hour * 60 + local.minute
+        start, end = _minutes(self.start), _minutes(self.end)
+        if start is None or end is None:
+            return True
+        end = 24 * 60 if end == 0 else end
+        return start <= minute < end if start < end else minute >= start or minute < end
+
+
+def _minutes(text: str) -> int | None:
+    hours, _, minutes = text.partition(":")
+    if not (hours.isdigit() and minutes.isdigit() and int(hours) < 24 and int(minutes) < 60):
+        return None
+    return int(hours) * 60 + int(minutes)
+
+
+def load_heartbeat(directory: Path) -> tuple[Heartbeat | None, list[str]]:
+    """(the heartbeat, why it does not run): None without a file; a file with any problem runs nothing."""
+    from ..unhonoured import _heartbeat_schema, _Report
+
+    try:
+        source = read_toml(directory, HEARTBEAT_FILE)
+    except (TomlSyntaxError, OSError) as exc:
+        return None, [str(exc)]
+    if source is None:
+        return None, []
+    report = _Report(source)
+    _heartbeat_schema(report)
+    if report.out:
+        return None, [str(i) for i in report.out]
+    data = source.data
+    hours = data.get("activeHours") or {}
+    shown = data.get("visibility") or {}
+    return (
+        Heartbeat(
+            enabled=data.get("enabled", False),
+            interval=data.get("interval", 1800),
+            target=data.get("target", "last"),
+            model=data.get("model"),
+            provider=data.get("provider"),
+            start=hours.get("start"),
+            end=hours.get("end"),
+            timezone=hours.get("timezone"),
+            show_alerts=shown.get("showAlerts", True),
+            show_ok=shown.get("showOk", False),
+        ),
+        [],
+    )
+
+
+def tasks_text(directory: Path) -> str:
+    try:
+        return (directory / TASKS_FILE).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
