@@ -41,7 +41,7 @@ HELP = [
     ),
     ("sessions", "the agent's persisted sessions, most recently active first"),
     ("models", "each provider's models and context windows (availableModels, or asked of the provider)"),
-    ("jobs [run ID]", "cron.toml's jobs and the heartbeat with their next run; `run ID` runs one now"),
+    ("jobs [run ID]", "cron.toml's jobs and the heartbeat with their next run; run ID runs one now"),
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("mcp [SERVER]", "each MCP server: URL, revision, session, capabilities, errors, a Reconnect button"),
     ("mcp log [SERVER] [--limit N] [--export FILE]", "the recent MCP wire exchanges (secrets masked); JSON lines"),

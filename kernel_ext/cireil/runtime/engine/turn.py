@@ -170,7 +170,8 @@ class Turn:
             self.emit({"type": "notice", "text": text})
         if user is not None:
             self._add(user)
-            self.session.last_activity = user["timestamp"]
+            if user.get("persistent", True) is not False:  # a heartbeat's prompt is not the person's activity
+                self.session.last_activity = user["timestamp"]
             self._commit()
         conversation = Conversation(
             store=self.agent.store,
