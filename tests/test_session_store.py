@@ -428,3 +428,27 @@ def test_two_stores_on_one_file_see_each_other(tmp_path):
     finally:
         first.close()
         second.close()
+
+
+def test_a_store_nobody_closed_lets_go_of_its_files_when_it_is_dropped(tmp_path: Path):
+    """The search function registered on the side connection must not keep the store alive: a full test run
+    (or a long kernel) that loads many agents ran out of file descriptors when it did."""
+    import gc
+    import os
+
+    def open_files() -> set[str]:
+        found = set()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                found.add(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                pass
+        return {f for f in found if f.startswith(str(tmp_path))}
+
+    store = SessionStore.for_agent(tmp_path)
+    say(store, "notebook:a", user_at("hello", "2026-01-01T00:00:00.000Z"))
+    assert store.query("hello", mode="regex")[1] == 1  # the SQL function has been used
+    assert open_files()
+    del store
+    gc.collect()
+    assert open_files() == set()

@@ -22,6 +22,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -77,6 +78,19 @@ def _signature(element: dict) -> str:
     return f"{element.get('role')}|{element.get('timestamp')}|{element.get('id', '')}|{call}"
 
 
+def _weak_match(store: SessionStore) -> Any:
+    """The SQL function behind query-sessions, holding its store weakly: a connection keeps the functions
+    registered on it alive, and a bound method would keep the store (and so both databases' files) open
+    after the agent is gone, a cycle the garbage collector cannot see into."""
+    ref = weakref.ref(store)
+
+    def match(text: str | None) -> bool:
+        owner = ref()
+        return owner is not None and owner._match(text)
+
+    return match
+
+
 class SessionStore(SideIndex):
     """Thread-safe: every public method holds the store's lock for its whole database work."""
 
@@ -96,7 +110,7 @@ class SessionStore(SideIndex):
             self._has_summaries = "summaries" in us.tables(self._db)
             self._sweep_image_temps()
             self.side = open_side(self.agent_dir)
-            self.side.create_function("cireil_match", 1, self._match, deterministic=True)
+            self.side.create_function("cireil_match", 1, _weak_match(self), deterministic=True)
             self.refresh_index()
         except sqlite3.Error as exc:
             self._db.close()
