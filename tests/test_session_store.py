@@ -433,16 +433,15 @@ def test_two_stores_on_one_file_see_each_other(tmp_path):
 def test_a_store_nobody_closed_lets_go_of_its_files_when_it_is_dropped(tmp_path: Path):
     """The search function registered on the side connection must not keep the store alive: a full test run
     (or a long kernel) that loads many agents ran out of file descriptors when it did."""
+    import contextlib
     import gc
     import os
 
     def open_files() -> set[str]:
         found = set()
         for fd in os.listdir("/proc/self/fd"):
-            try:
+            with contextlib.suppress(OSError):  # a descriptor closed while we look
                 found.add(os.readlink(f"/proc/self/fd/{fd}"))
-            except OSError:
-                pass
         return {f for f in found if f.startswith(str(tmp_path))}
 
     store = SessionStore.for_agent(tmp_path)
