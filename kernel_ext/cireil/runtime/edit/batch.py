@@ -26,6 +26,15 @@ class Outcome:
     sites: list[Site]
     metadata: list[dict[str, int]]
 
+    def spans(self) -> list[tuple[int, int, int, int]]:
+        """Where the body changed, as (old start, old end, new start, new end): what the diffs start from."""
+        out, delta = [], 0
+        for s in self.sites:
+            start = s.match.start + delta
+            out.append((s.match.start, s.match.end, start, start + len(s.text)))
+            delta += len(s.text) - (s.match.end - s.match.start)
+        return out
+
 
 def _context(body: str) -> str:
     return "\n\nContext:\n" + body[:500] + ("..." if len(body) > 500 else "")
