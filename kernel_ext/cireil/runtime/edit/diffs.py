@@ -139,7 +139,7 @@ def _groups(old: _Side, new: _Side, spans: Sequence[Span]) -> list[tuple[int, in
     new.last = old.last + shift
     out = []
     for la, lb, na, nb, os_, oe, ns, ne in groups:
-        margin = CONTEXT + 3 * _reach(lb - la + nb - na + 2)
+        margin = CONTEXT + 2 * _reach(lb - la + nb - na + 2)
         for side, first, a, b in ((old, la, os_, oe), (new, na, ns, ne)):
             start, moved = _line_start(side.text, a, margin)
             side.take(first - moved, start, _line_end(side.text, b, margin))
@@ -156,8 +156,8 @@ def _clip(left: int, right: int, reach: int) -> tuple[int, int]:
     change of this size can take part in, without diffing the whole file."""
     cut = max(0, min(left, right) - reach)
     left, right = left - cut, right - cut
-    left = min(left, right + 2 * reach)
-    return left, min(right, left + 2 * reach)
+    left = min(left, right + reach)
+    return left, min(right, left + reach)
 
 
 def _opcodes(
@@ -182,7 +182,7 @@ def _opcodes(
     for a1, a2, b1, b2 in cores:
         if windows:
             w = windows[-1]
-            if a1 - w[1] < 6 * _reach(w[1] - w[0] + w[3] - w[2] + a2 - a1 + b2 - b1):
+            if a1 - w[1] < 4 * _reach(w[1] - w[0] + w[3] - w[2] + a2 - a1 + b2 - b1):
                 w[1], w[3] = a2, b2
                 continue
         windows.append([a1, a2, b1, b2])
