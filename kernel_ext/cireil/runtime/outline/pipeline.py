@@ -20,6 +20,10 @@ from .slug import unique_ids
 log = logging.getLogger(__name__)
 
 OUTLINE_THRESHOLD = 2000  # tokens; an outline only for files estimated above this
+# Sections nested deeper than this are left out of the outline (and said so): a 1,500-deep XML file
+# would otherwise give every view a 1,500-level tree to draw. Their text stays reachable by pinning
+# an enclosing section.
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -118,13 +122,29 @@ def build_outline(path: str, text: str, *, force: bool = False) -> dict | None:
             log.exception("outline extractor %r failed on %s", extractor.name, path)
             continue
         if headings:
-            return {
-                "estTokens": est,
-                "lines": len(lines),
-                "path": path,
-                "sections": _sections(headings, len(lines), lines),
-            }
+            sections, dropped = _bounded(_sections(headings, len(lines), lines))
+            outline = {"estTokens": est, "lines": len(lines), "path": path, "sections": sections}
+            if dropped:
+                outline["note"] = (
+                    f"{dropped} section(s) nested more than {MAX_DEPTH} levels deep are not listed; "
+                    "pin an enclosing section to read them."
+                )
+            return outline
     return None
+
+
+def _bounded(sections: list[dict]) -> tuple[list[dict], int]:
+    """The sections at most MAX_DEPTH levels deep, nesting by span as the views do; and how many were left out."""
+    kept: list[dict] = []
+    stack: list[tuple[int, int]] = []  # (first line, last line) of the enclosing sections
+    for section in sections:
+        first, last = section["line"], section["line"] + section["lines"] - 1
+        while stack and not (first > stack[-1][0] and last <= stack[-1][1]):
+            stack.pop()
+        if len(stack) < MAX_DEPTH:
+            kept.append(section)
+        stack.append((first, last))
+    return kept, len(sections) - len(kept)
 
 
 def outline_for(path: str, text: str) -> dict | None:
