@@ -207,12 +207,12 @@ def test_identical_texts_have_empty_views():
 # -- off the runtime loop ----------------------------------------------------------------------------
 def test_a_slow_edit_does_not_hold_up_other_calls(tmp_path, monkeypatch):
     """While one edit is busy (held here on purpose), another call on the same agent completes."""
-    from cireil.runtime.tools import edit as edit_tool
+    import cireil.runtime.edit as edit_package
 
     agent = cireil.load(make_agent(tmp_path, "list-dir = true\nedit = true\n"))
     (agent.directory / "workspace" / "a.py").write_text("x = 1\n" * 1000 + "y = 2\n")
     entered, release = threading.Event(), threading.Event()
-    real = edit_tool.apply_edits
+    real = edit_package.apply_edits
 
     def held(*args, **kwargs):
         entered.set()
@@ -220,7 +220,7 @@ def test_a_slow_edit_does_not_hold_up_other_calls(tmp_path, monkeypatch):
             raise AssertionError("the edit was never released: the other call did not run meanwhile")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(edit_tool, "apply_edits", held)
+    monkeypatch.setattr(edit_package, "apply_edits", held)
     busy = agent.submit("edit", path="/workspace/a.py", edits=[{"oldText": "y = 2", "newText": "y = 3"}])
     try:
         assert entered.wait(30)

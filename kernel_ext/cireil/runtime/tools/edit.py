@@ -13,7 +13,6 @@ import weakref
 from typing import Any
 
 from .. import frontmatter
-from ..edit import Change, apply_edits
 from ..edit.blocks import parse_cell
 from ..edit.previews import Preview, store_for
 from ..errors import ToolError
@@ -152,6 +151,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 
 def _edit(edits: list, path: str, resolved: ResolvedPath, lock: _FileLock | None) -> tuple[bytes, bytes, dict, int]:
     """Read, match, build the views and (given the file's lock, i.e. not a dry run) write; on a worker thread."""
+    from ..edit import Change, apply_edits  # the matcher and difflib load on the first edit, not at agent load
+
     with lock.lock if lock is not None else contextlib.nullcontext():
         original = _read(resolved, path)
         text = original.decode(_ENCODING, _ERRORS)

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
-from ..exec import runner
-from ..exec.capture import Capture
-from ..exec.envfile import EnvFileError, load_env_file
-from ..exec.result import build_result
-from ..exec.sandbox import Launch, base_env, bwrap_launch, unsandboxed_launch
-from ..exec.spill import SpillDir
 from ..params import Array, Params, String
 from ..tool import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from ..exec.sandbox import Launch
+
+# The exec machinery (runner, capture, sandbox) is imported on the first call, not when the tool
+# is registered: loading an agent stays quick (bench/load_ext.py).
 
 _METACHARACTERS = set("\"'|&;$`\\")
 METACHAR_MESSAGE = (
@@ -44,6 +44,9 @@ def _check_allowed(command: str, ctx: ToolContext) -> None:
 
 
 def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
+    from ..exec.envfile import EnvFileError, load_env_file
+    from ..exec.sandbox import base_env, bwrap_launch, unsandboxed_launch
+
     env_path = ctx.paths.resolve("/workspace/.env").host
     try:
         dotenv = load_env_file(env_path, os.environ)
@@ -67,6 +70,11 @@ async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
     command: str = args["command"]
     argv: list[str] = list(args.get("args") or [])
     _check_allowed(command, ctx)
+    from ..exec import runner
+    from ..exec.capture import Capture
+    from ..exec.result import build_result
+    from ..exec.spill import SpillDir
+
     launch = _launch(ctx, command, argv)
     capture = Capture(config, lambda: SpillDir(ctx.paths, config.outputDir, command))
     progress = ctx.progress
