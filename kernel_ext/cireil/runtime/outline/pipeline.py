@@ -12,6 +12,7 @@ import math
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from . import markdown, xml
 from .model import Heading, estimate_tokens, split_lines
@@ -66,7 +67,7 @@ def _units(line: str) -> int:
     return len(line) + (0 if line.isascii() else sum(1 for ch in line if ord(ch) > 0xFFFF))
 
 
-def _sections(headings: list[Heading], total: int, lines: list[str]) -> list[dict]:
+def _sections(headings: list[Heading], total: int, lines: list[str], ascii_text: bool = False) -> list[dict]:
     headings = sorted(headings, key=lambda h: h.line)
     ids = unique_ids([h.slug for h in headings])
     # A section reaches the line before the next heading of the same or a higher level: one pass
@@ -81,9 +82,8 @@ def _sections(headings: list[Heading], total: int, lines: list[str]) -> list[dic
     for index in open_:
         ends[index] = total if ends[index] is None else ends[index]
     # Token estimates per section from prefix sums of UTF-16 units (each line plus its break).
-    prefix = [0]
-    for line in lines:
-        prefix.append(prefix[-1] + _units(line) + 1)
+    units = map(len, lines) if ascii_text else map(_units, lines)
+    prefix = list(accumulate((n + 1 for n in units), initial=0))
     out: list[dict] = []
     for heading, sid, end in zip(headings, ids, ends, strict=True):
         span = max(1, (end or heading.line) - heading.line + 1)
@@ -122,7 +122,7 @@ def build_outline(path: str, text: str, *, force: bool = False) -> dict | None:
             log.exception("outline extractor %r failed on %s", extractor.name, path)
             continue
         if headings:
-            sections, dropped = _bounded(_sections(headings, len(lines), lines))
+            sections, dropped = _bounded(_sections(headings, len(lines), lines, text.isascii()))
             outline = {"estTokens": est, "lines": len(lines), "path": path, "sections": sections}
             if dropped:
                 outline["note"] = (
