@@ -254,3 +254,37 @@ def test_two_edits_of_one_file_at_once_both_land(tmp_path, dry):
         )
         assert agent.call("edit", path="/workspace/a.py", apply=preview["applyId"]).success
         assert "v1 = 0\n" in path.read_text()
+
+
+def test_a_change_over_thousands_of_alike_lines_stays_linear():
+    """`all: true` over a file whose changed lines alternate with blank ones: one big window of which
+    half the lines are equal; difflib over it would pair every blank line with every other."""
+    import time
+
+    text = "".join(f"x{k} = 1\n\n" for k in range(30_000))
+    started = time.perf_counter()
+    outcome = apply_edits(text, [{"oldText": "= 1", "newText": "= 2", "all": True}], "/f.py")
+    change = Change(text, outcome.new_text, outcome.spans())
+    diff, first = change.numbered()
+    patch = change.unified("/f.py")
+    assert time.perf_counter() - started < 20  # minutes with a whole-window difflib
+    assert first == 1 and diff.count("= 1") == diff.count("= 2") == 30_000
+    assert patch.count("\n+x") == 30_000
+    # the patch still turns the old text into the new one
+    kept = [line[1:] for line in patch.splitlines(True)[3:] if line[:1] in " +"]
+    assert "".join(kept) == outcome.new_text
+
+
+def test_many_places_at_once_match_the_reference():
+    """Over 32 changed places the texts are split whole instead of fetched around each place."""
+    rng = random.Random(4)
+    lines = [rng.choice(["", "}", "    pass"]) if rng.random() < 0.3 else f"v{k} = {k}" for k in range(3000)]
+    text = "\n".join(lines) + "\n"
+    for count in (33, 200):
+        targets = sorted(rng.sample([k for k, x in enumerate(lines) if x.startswith("v")], count))
+        edits = [
+            {"oldText": lines[k] + "\n", "newText": rng.choice(["", "w = 0\n", lines[k] + "\n\n"])} for k in targets
+        ]
+        edits = [e for e in edits if e["oldText"] != e["newText"]]
+        outcome = apply_edits(text, edits, "/f.py")
+        assert_same_views(text, outcome.new_text, outcome.spans())

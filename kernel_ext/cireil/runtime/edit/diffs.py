@@ -10,6 +10,7 @@ C-speed scans (`count`, `find`), and the heavy part with the size of the change.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
@@ -19,6 +20,7 @@ Span = tuple[int, int, int, int]  # old start, old end, new start, new end: str 
 Opcode = tuple[str, int, int, int, int]
 
 _CHUNK = 1 << 15
+_FEW = 32  # changed places up to which the lines around each are fetched one by one
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -137,6 +139,9 @@ def _groups(old: _Side, new: _Side, spans: Sequence[Span]) -> list[tuple[int, in
             groups.append([la, lb, na, nb, os_, oe, ns, ne])
     old.last = o_line + old.text.count("\n", o_pos)
     new.last = old.last + shift
+    if len(groups) > _FEW:  # many places (`all: true`): one split of each text beats fetching around each
+        old.parts, new.parts = old.text.split("\n"), new.text.split("\n")
+        return [(g[0], g[1], g[2], g[3]) for g in groups]
     out = []
     for la, lb, na, nb, os_, oe, ns, ne in groups:
         margin = CONTEXT + 2 * _reach(lb - la + nb - na + 2)
@@ -145,6 +150,19 @@ def _groups(old: _Side, new: _Side, spans: Sequence[Span]) -> list[tuple[int, in
             side.take(first - moved, start, _line_end(side.text, b, margin))
         out.append((la, lb, na, nb))
     return out
+
+
+# difflib compares every line of one side with every equal line of the other: a change spanning
+# thousands of lines of which many are alike (blank lines, a hostile file) would take minutes.
+_DIFF_BUDGET = 2_000_000
+
+
+def _affordable(a: list[str], b: list[str]) -> bool:
+    """Whether difflib's work on these lines stays within budget: the pairs of equal lines bound it."""
+    if len(a) * len(b) <= _DIFF_BUDGET:
+        return True
+    counts = Counter(b)
+    return sum(counts.get(line, 0) for line in a) <= _DIFF_BUDGET
 
 
 def _clip(left: int, right: int, reach: int) -> tuple[int, int]:
@@ -194,10 +212,13 @@ def _opcodes(
         changed_to = a2
         wa1, wa2, wb1, wb2 = a1 - left, a2 + right, b1 - left, b2 + right
         raw.append(("equal", i, wa1, j, wb1))
-        matcher = SequenceMatcher(
-            None, [old(x) for x in range(wa1, wa2)], [new(y) for y in range(wb1, wb2)], autojunk=False
-        )
-        raw += [(t, x1 + wa1, x2 + wa1, y1 + wb1, y2 + wb1) for t, x1, x2, y1, y2 in matcher.get_opcodes()]
+        a_lines, b_lines = [old(x) for x in range(wa1, wa2)], [new(y) for y in range(wb1, wb2)]
+        if _affordable(a_lines, b_lines):
+            matcher = SequenceMatcher(None, a_lines, b_lines, autojunk=False)
+            raw += [(t, x1 + wa1, x2 + wa1, y1 + wb1, y2 + wb1) for t, x1, x2, y1, y2 in matcher.get_opcodes()]
+        else:  # one block out, one block in: still a true diff, in linear time
+            tag = "replace" if a1 < a2 and b1 < b2 else "delete" if a1 < a2 else "insert"
+            raw += [("equal", wa1, a1, wb1, b1), (tag, a1, a2, b1, b2), ("equal", a2, wa2, b2, wb2)]
         i, j = wa2, wb2
     raw.append(("equal", i, n_old, j, n_new))
     ops: list[Opcode] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 from itertools import pairwise
 
 from .text import to_eol, uses_crlf
@@ -35,6 +36,7 @@ def _space_step(leads: list[str], fallback: int) -> int:
 _LEADS = re.compile(r"^([ \t]+)\S", re.MULTILINE)
 
 
+@lru_cache(maxsize=1)  # one file at a time; `all: true` asks once per site, each a whole-file scan
 def file_style(text: str) -> tuple[bool, int]:
     """(indents with tabs?, spaces per level) as most of the file does it."""
     leads = _LEADS.findall(text)
@@ -86,9 +88,14 @@ class _Indenter:
         return " " * round(target * file_unit)
 
 
+@lru_cache(maxsize=1)  # as file_style: thousands of sites of one edit must not each count the whole file
+def _file_crlf(haystack: str) -> bool:
+    return uses_crlf(haystack)
+
+
 def replacement(haystack: str, match: Match, old: str, new: str) -> str:
     span = haystack[match.start : match.end]
-    crlf = span.count("\r\n") * 2 > span.count("\n") if "\n" in span else uses_crlf(haystack)
+    crlf = span.count("\r\n") * 2 > span.count("\n") if "\n" in span else _file_crlf(haystack)
     if match.tier == EXACT:
         return to_eol(new, crlf)
     eol = "\r\n" if crlf else "\n"
