@@ -8,7 +8,6 @@ until the file is fixed; nothing has to be restarted.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import threading
 import time
@@ -398,6 +397,8 @@ class Agent:
         if tool is not None:
             return tool
         enabled = list(snapshot.tools)
+        import difflib  # only for an unknown tool name: not imported at load
+
         close = difflib.get_close_matches(name, enabled, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         mcp_tools = snapshot.mcp.tools if snapshot.mcp else {}
