@@ -288,3 +288,28 @@ def test_many_places_at_once_match_the_reference():
         edits = [e for e in edits if e["oldText"] != e["newText"]]
         outcome = apply_edits(text, edits, "/f.py")
         assert_same_views(text, outcome.new_text, outcome.spans())
+
+
+def test_an_interrupted_edit_is_whole_before_the_interrupt_is_reported(tmp_path, monkeypatch):
+    """Cancelling the call (a kernel interrupt) waits for the worker thread: no write lands afterwards."""
+    import cireil.runtime.edit as edit_package
+
+    agent = cireil.load(make_agent(tmp_path, "edit = true\n"))
+    path = agent.directory / "workspace" / "a.py"
+    path.write_text("x = 1\n")
+    entered, release = threading.Event(), threading.Event()
+    real = edit_package.apply_edits
+
+    def held(*args, **kwargs):
+        entered.set()
+        release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(edit_package, "apply_edits", held)
+    busy = agent.submit("edit", path="/workspace/a.py", edits=[{"oldText": "x = 1", "newText": "x = 2"}])
+    assert entered.wait(30)
+    busy.cancel()
+    assert not busy.done() and not threading.Event().wait(0.3) and not busy.done()  # still finishing the thread
+    release.set()
+    assert busy.cancel_and_wait(30)
+    assert path.read_text() == "x = 2\n"  # written whole, before the cancellation was reported

@@ -10,7 +10,8 @@ import asyncio
 import contextlib
 import threading
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .. import frontmatter
 from ..edit.blocks import parse_cell
@@ -20,6 +21,8 @@ from ..fsutil import atomic_write
 from ..params import AnyOf, Array, Boolean, Number, Object, Params, String
 from ..paths import ResolvedPath
 from ..tool import Tool, ToolContext
+
+T = TypeVar("T")
 
 _ENCODING = "utf-8"
 _ERRORS = "surrogateescape"  # bytes that are not UTF-8 pass through untouched instead of being mangled
@@ -116,13 +119,28 @@ def _lock_for(host: str) -> _FileLock:
         return lock
 
 
+async def _off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` on a worker thread. Interrupted, it still waits for the thread to finish, so an
+    interrupted edit has happened whole or not at all by the time the interrupt is reported."""
+    work = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        while not work.done():  # a second interrupt must not cut this wait short either
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({work})
+        if not work.cancelled():
+            work.exception()  # retrieved: a refusal after the interrupt is not worth a warning
+        raise
+
+
 async def run(args: dict, ctx: ToolContext) -> dict:
     path: str = args["path"]
     resolved = ctx.paths.resolve_for_write(path)
     store = store_for(ctx.extra.setdefault("tool_state", {}))
     if args.get("apply") is not None:
         preview = _preview(args["apply"], resolved, ctx)
-        content = await asyncio.to_thread(_apply, preview, resolved, _lock_for(str(resolved.host)))
+        content = await _off_loop(_apply, preview, resolved, _lock_for(str(resolved.host)))
         ctx.session.forget_sections(resolved.sandbox)
         count = len(preview.result["edits"])
         return {
@@ -138,7 +156,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
             hint='Give "edits": [{"oldText": ..., "newText": ...}], or "apply" with the applyId of a dry run.',
         )
     dry = bool(args.get("dryRun"))
-    original, new_content, shared, count = await asyncio.to_thread(
+    original, new_content, shared, count = await _off_loop(
         _edit, edits, path, resolved, None if dry else _lock_for(str(resolved.host))
     )
     if dry:
