@@ -313,3 +313,16 @@ def test_an_interrupted_edit_is_whole_before_the_interrupt_is_reported(tmp_path,
     release.set()
     assert busy.cancel_and_wait(30)
     assert path.read_text() == "x = 2\n"  # written whole, before the cancellation was reported
+
+
+@pytest.mark.parametrize(
+    "original",
+    ["+++\nname = 'x'\n+++\nalpha beta\nalpha gamma\n", "---\nn: é\n---\nalpha β\nalpha γ\n", "alpha\r\nalpha\r\n"],
+)
+def test_the_new_bytes_are_the_edited_text_encoded(original):
+    """ASCII files get the replacements spliced into their bytes; the result is the same as encoding."""
+    raw = original.encode("utf-8")
+    front = original[: original.index("alpha")]
+    body = original[len(front) :]
+    outcome = apply_edits(body, [{"oldText": "alpha", "newText": "ω!", "all": True}], "/f.md")
+    assert outcome.new_bytes(raw, front, "utf-8", "surrogateescape") == (front + outcome.new_text).encode()

@@ -26,6 +26,21 @@ class Outcome:
     sites: list[Site]
     metadata: list[dict[str, int]]
 
+    def new_bytes(self, original: bytes, front: str, encoding: str, errors: str) -> bytes:
+        """The edited file as bytes, `front` (the frontmatter kept before the body) included.
+
+        In an ASCII file str offsets are byte offsets, so only the replacement texts are encoded and
+        spliced into the original bytes; any other file is encoded whole."""
+        if not original.isascii():
+            return (front + self.new_text).encode(encoding, errors)
+        offset = len(front)
+        pieces, pos = [], 0
+        for s in self.sites:
+            pieces += [original[pos : offset + s.match.start], s.text.encode(encoding, errors)]
+            pos = offset + s.match.end
+        pieces.append(original[pos:])
+        return b"".join(pieces)
+
     def spans(self) -> list[tuple[int, int, int, int]]:
         """Where the body changed, as (old start, old end, new start, new end): what the diffs start from."""
         out, delta = [], 0

@@ -185,7 +185,7 @@ def _edit(edits: list, path: str, resolved: ResolvedPath, lock: _FileLock | None
             "firstChangedLine": first,
             "patch": change.unified(resolved.sandbox),
         }
-        new_content = (front + outcome.new_text).encode(_ENCODING, _ERRORS)
+        new_content = outcome.new_bytes(original, front, _ENCODING, _ERRORS)
         if lock is not None:
             atomic_write(resolved.host, new_content)
     return original, new_content, shared, len(outcome.sites)
