@@ -2,10 +2,14 @@
 
 Both are built from the places that changed, never from a diff of the whole file: the edit knows
 which spans it replaced (`Span`s; without them one span is found by trimming the common prefix and
-suffix). Each span is widened to whole lines, spans sharing or touching a line are merged, lines
-equal at a group's edges are trimmed, and only what is left is handed to difflib. Everything between
-groups is equal by construction, so the work and memory grow with the file only through a few
-C-speed scans (`count`, `find`), and the heavy part with the size of the change.
+suffix). Each span is widened to whole lines and trimmed of the lines equal at its edges; difflib
+then runs on a window around each change: the change plus some of the equal lines on either side.
+A whole-file difflib matches the longest equal run first, so what it shows for a change depends
+on how long the runs around it are (where an inserted copy of a neighbouring line appears, say);
+the window keeps those runs' lengths as far as any comparison a change of its size can make, so
+the output is the whole-file diff's, byte for byte (tests/test_edit_diffs.py). The rest of the
+file costs a few C-speed scans (`count`, `find`); difflib's work grows with the change only, and a
+change whose lines are so alike that difflib would take minutes is shown as one block out, one in.
 """
 
 from __future__ import annotations
@@ -113,7 +117,8 @@ def _line_end(text: str, offset: int, ahead: int) -> int:
 
 
 def _reach(changed: int) -> int:
-    """How many equal lines on each side of a change take part in its diff (see `_windows`)."""
+    """How many equal lines on each side of a change take part in its diff (see `_opcodes`): more
+    than any run of equal lines inside or next to a change of this size is likely to be long."""
     return 32 + 2 * changed
 
 
