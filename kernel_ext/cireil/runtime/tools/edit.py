@@ -11,16 +11,18 @@ import contextlib
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import frontmatter
 from ..edit.blocks import parse_cell
-from ..edit.previews import Preview, store_for
 from ..errors import ToolError
 from ..fsutil import atomic_write
 from ..params import AnyOf, Array, Boolean, Number, Object, Params, String
 from ..paths import ResolvedPath
 from ..tool import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from ..edit.previews import Preview
 
 T = TypeVar("T")
 
@@ -137,6 +139,8 @@ async def _off_loop(fn: Callable[..., T], *args: Any) -> T:
 async def run(args: dict, ctx: ToolContext) -> dict:
     path: str = args["path"]
     resolved = ctx.paths.resolve_for_write(path)
+    from ..edit.previews import Preview, store_for  # on the first edit, not at agent load
+
     store = store_for(ctx.extra.setdefault("tool_state", {}))
     if args.get("apply") is not None:
         preview = _preview(args["apply"], resolved, ctx)
@@ -192,6 +196,8 @@ def _edit(edits: list, path: str, resolved: ResolvedPath, lock: _FileLock | None
 
 
 def _preview(apply_id: str, resolved: ResolvedPath, ctx: ToolContext) -> Preview:
+    from ..edit.previews import store_for
+
     preview = store_for(ctx.extra.setdefault("tool_state", {})).get(apply_id)
     if preview is None:
         raise ToolError(f"No dry-run found for applyId: {apply_id}. Run a dry-run first.")
