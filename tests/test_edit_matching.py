@@ -273,3 +273,28 @@ def test_near_symbol_with_line_takes_the_nearest_occurrence_and_refuses_ties():
     assert refused(body, [{"oldText": "x", "newText": "y", "near": {"symbol": "key", "line": 1, "radius": 2}}]) == (
         'Symbol "key" for edits[0] has no occurrence within 2 lines of line 1.'
     )
+
+
+def test_file_style_counts_every_indented_line_as_a_multiline_scan_would():
+    """file_style finds indentation by searching for line breaks; the same as `^` at every line."""
+    import random
+    import re
+
+    from cireil.runtime.edit import reindent
+
+    leads = re.compile(r"^([ \t]+)\S", re.MULTILINE)
+
+    def by_lines(text: str) -> tuple[bool, int]:
+        found = leads.findall(text)
+        tabs = sum(w.startswith("\t") for w in found)
+        widths = [len(w) for w in found if w.startswith(" ") and "\t" not in w]
+        for unit in (4, 2, 3, 8):
+            if widths and sum(w % unit == 0 for w in widths) >= 0.9 * len(widths):
+                return tabs > len(widths), unit
+        return tabs > len(widths), 4
+
+    rng = random.Random(2)
+    pieces = ["", " ", "  ", "\t", "    ", "   ", " \t", "\t ", "x", "\n", "\r\n", "y z", "\u00a0"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        assert reindent.file_style(text) == by_lines(text), repr(text)

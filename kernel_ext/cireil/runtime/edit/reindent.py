@@ -9,6 +9,7 @@ from the matched lines, the file's tabs or spaces), and line breaks follow the f
 from __future__ import annotations
 
 import re
+from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
@@ -33,19 +34,31 @@ def _space_step(leads: list[str], fallback: int) -> int:
     return step if 2 <= step <= 8 else fallback
 
 
-_LEADS = re.compile(r"^([ \t]+)\S", re.MULTILINE)
+_FIRST_LEAD = re.compile(r"([ \t]+)\S")  # the indentation of the first line, if it has one
+_NEXT_LEADS = re.compile(r"\n([ \t]+)\S")  # of every later line
 
 
 @lru_cache(maxsize=1)  # one file at a time; `all: true` asks once per site, each a whole-file scan
 def file_style(text: str) -> tuple[bool, int]:
-    """(indents with tabs?, spaces per level) as most of the file does it."""
-    leads = _LEADS.findall(text)
-    tabs = sum(w.startswith("\t") for w in leads)
-    widths = [len(w) for w in leads if w.startswith(" ") and "\t" not in w]
+    """(indents with tabs?, spaces per level) as most of the file does it.
+
+    Counted per distinct indentation, found by searching for line breaks (a literal the regex
+    engine skips to) rather than trying `^` at every character: a few milliseconds less on every
+    re-indented edit of a 10,000-line file."""
+    first = _FIRST_LEAD.match(text)
+    counts = Counter(_NEXT_LEADS.findall(text))
+    if first is not None:
+        counts[first.group(1)] += 1
+    tabs = sum(n for lead, n in counts.items() if lead.startswith("\t"))
+    widths: Counter[int] = Counter()
+    for lead, n in counts.items():
+        if lead.startswith(" ") and "\t" not in lead:
+            widths[len(lead)] += n
+    total = sum(widths.values())
     for unit in (4, 2, 3, 8):
-        if widths and sum(w % unit == 0 for w in widths) >= 0.9 * len(widths):
-            return tabs > len(widths), unit
-    return tabs > len(widths), 4
+        if total and sum(n for width, n in widths.items() if width % unit == 0) >= 0.9 * total:
+            return tabs > total, unit
+    return tabs > total, 4
 
 
 class _Indenter:
