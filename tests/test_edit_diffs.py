@@ -100,6 +100,9 @@ def assert_same_views(old: str, new: str, spans) -> None:
     expected = (ref_numbered(old, new), ref_unified("/w/f.py", old, new))
     change = Change(old, new, spans)
     assert (change.numbered(), change.unified("/w/f.py")) == expected
+    if spans:  # the first span's line given by the caller, as the edit tool does
+        hinted = Change(old, new, spans, first_line=old.count("\n", 0, min(spans)[0]))
+        assert (hinted.numbered(), hinted.unified("/w/f.py")) == expected
 
 
 # -- generated edits ---------------------------------------------------------------------------------

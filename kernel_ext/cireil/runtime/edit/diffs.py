@@ -122,7 +122,9 @@ def _reach(changed: int) -> int:
     return 32 + 2 * changed
 
 
-def _groups(old: _Side, new: _Side, spans: Sequence[Span]) -> list[tuple[int, int, int, int]]:
+def _groups(
+    old: _Side, new: _Side, spans: Sequence[Span], first_line: int | None = None
+) -> list[tuple[int, int, int, int]]:
     """Inclusive part ranges (old first, old last, new first, new last) that may differ; the parts in
     each range and the lines around it that its diff will look at are fetched into the sides.
 
@@ -130,7 +132,10 @@ def _groups(old: _Side, new: _Side, spans: Sequence[Span]) -> list[tuple[int, in
     two texts are equal, so the new text's line breaks there need not be counted again."""
     groups: list[list[int]] = []
     o_pos = o_line = shift = 0  # shift: new line number minus old line number, past the spans so far
-    for os_, oe, ns, ne in sorted(spans):
+    spans = sorted(spans)
+    if first_line is not None and spans:  # the caller counted the lines before the first span already
+        o_pos, o_line = spans[0][0], first_line
+    for os_, oe, ns, ne in spans:
         la = o_line = o_line + old.text.count("\n", o_pos, os_)
         lb = la + old.text.count("\n", os_, oe)
         na = la + shift
@@ -243,9 +248,13 @@ class Change:
     `spans` are the replaced places, if the caller knows them (outside them the texts must be
     equal); without them the texts are compared."""
 
-    def __init__(self, old_text: str, new_text: str, spans: Sequence[Span] | None = None) -> None:
+    def __init__(
+        self, old_text: str, new_text: str, spans: Sequence[Span] | None = None, *, first_line: int | None = None
+    ) -> None:
+        """`first_line`: the 0-based line of the first span's start, when the caller knows it."""
         self.old, self.new = _Side(old_text), _Side(new_text)
-        self.groups = _groups(self.old, self.new, span_of(old_text, new_text) if spans is None else spans)
+        chosen = span_of(old_text, new_text) if spans is None else spans
+        self.groups = _groups(self.old, self.new, chosen, first_line if spans is not None else None)
 
     def numbered(self) -> tuple[str, int | None]:
         return _numbered(self.old, self.new, self.groups)

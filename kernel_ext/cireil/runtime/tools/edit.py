@@ -181,7 +181,8 @@ def _edit(edits: list, path: str, resolved: ResolvedPath, lock: _FileLock | None
         front, body, kind = _split(resolved, text)
         _check_frontmatter(front, kind)
         outcome = apply_edits(body, edits, path)
-        change = Change(body, outcome.new_text, outcome.spans())
+        known = outcome.metadata[0]["startLine"] - 1 if outcome.metadata else None  # counted by the matcher
+        change = Change(body, outcome.new_text, outcome.spans(), first_line=known)
         diff, first = change.numbered()
         shared = {
             "diff": diff,
