@@ -298,3 +298,22 @@ def test_file_style_counts_every_indented_line_as_a_multiline_scan_would():
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         assert reindent.file_style(text) == by_lines(text), repr(text)
+
+
+def test_indentation_counts_carried_from_edit_to_edit_equal_a_fresh_count():
+    """The counts of the last file are updated where the next text differs; always equal to recounting."""
+    import random
+
+    from cireil.runtime.edit import reindent
+
+    rng = random.Random(3)
+    pieces = ["", " ", "  ", "\t", "    ", " \t", "x", "\n", "\r\n", "y z", "\u00a0", "\n    ", "\n\t"]
+    text = "".join(rng.choice(pieces) for _ in range(200))
+    for _ in range(2000):
+        if rng.random() < 0.1:  # now and then another file altogether
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 200)))
+        else:
+            a = rng.randint(0, len(text))
+            b = min(len(text), a + rng.randint(0, 12))
+            text = text[:a] + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4))) + text[b:]
+        assert reindent._lead_counts(text) == reindent._counted(text, 0, len(text)), repr(text)

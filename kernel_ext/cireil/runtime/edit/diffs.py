@@ -27,7 +27,8 @@ _CHUNK = 1 << 15
 _FEW = 32  # changed places up to which the lines around each are fetched one by one
 
 
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix, compared in C-speed chunks."""
     n = min(len(a), len(b))
     lo = 0
     while lo < n:  # whole chunks at C speed, then a binary search inside the first unequal one
@@ -44,7 +45,8 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the longest common suffix, at most `limit`."""
     n = min(len(a), len(b), limit)
     done = 0
     while done < n:
@@ -67,8 +69,8 @@ def span_of(old: str, new: str) -> list[Span]:
     """The single span outside which `old` and `new` are equal (none if they are equal)."""
     if old == new:
         return []
-    p = _common_prefix(old, new)
-    s = _common_suffix(old, new, min(len(old), len(new)) - p)
+    p = common_prefix(old, new)
+    s = common_suffix(old, new, min(len(old), len(new)) - p)
     return [(p, len(old) - s, p, len(new) - s)]
 
 

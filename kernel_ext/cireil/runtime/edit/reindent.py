@@ -14,6 +14,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
 
+from .diffs import common_prefix, common_suffix
 from .text import to_eol, uses_crlf
 from .tiers import EXACT, Match
 
@@ -38,17 +39,53 @@ _FIRST_LEAD = re.compile(r"([ \t]+)\S")  # the indentation of the first line, if
 _NEXT_LEADS = re.compile(r"\n([ \t]+)\S")  # of every later line
 
 
-@lru_cache(maxsize=1)  # one file at a time; `all: true` asks once per site, each a whole-file scan
+def _counted(text: str, start: int, end: int) -> Counter[str]:
+    """Indentations of the lines that begin in [start, end): `start` is 0 or a line break, `end` a
+    line break or the end of the text, so every line counted lies inside."""
+    counts = Counter(_NEXT_LEADS.findall(text, start, end))
+    if start == 0:
+        first = _FIRST_LEAD.match(text, 0, end)
+        if first is not None:
+            counts[first.group(1)] += 1
+    return counts
+
+
+# The last text whose indentations were counted. An agent edits one file again and again, and each
+# edit changes a few lines: the next count starts from this one and recounts only those lines.
+_last_counted: tuple[str, Counter[str]] | None = None
+
+
+def _lead_counts(text: str) -> Counter[str]:
+    """How many lines have each indentation (leading spaces and tabs before a non-space)."""
+    global _last_counted
+    last = _last_counted  # one read: another thread may replace it meanwhile, never change it
+    if last is not None and last[0] is text:
+        return last[1]
+    if last is None or last[0] == text:
+        counts = last[1] if last is not None else _counted(text, 0, len(text))
+    else:
+        old, known = last
+        same_start = common_prefix(old, text)
+        same_end = common_suffix(old, text, min(len(old), len(text)) - same_start)
+        start = max(0, old.rfind("\n", 0, same_start))  # the break before the first line that changed
+        old_end, new_end = old.find("\n", len(old) - same_end), text.find("\n", len(text) - same_end)
+        old_end = len(old) if old_end < 0 else old_end
+        new_end = len(text) if new_end < 0 else new_end
+        counts = known.copy()
+        counts.subtract(_counted(old, start, old_end))
+        counts.update(_counted(text, start, new_end))
+        counts = +counts  # drops the indentations no line has any more
+    _last_counted = (text, counts)
+    return counts
+
+
 def file_style(text: str) -> tuple[bool, int]:
     """(indents with tabs?, spaces per level) as most of the file does it.
 
     Counted per distinct indentation, found by searching for line breaks (a literal the regex
-    engine skips to) rather than trying `^` at every character: a few milliseconds less on every
-    re-indented edit of a 10,000-line file."""
-    first = _FIRST_LEAD.match(text)
-    counts = Counter(_NEXT_LEADS.findall(text))
-    if first is not None:
-        counts[first.group(1)] += 1
+    engine skips to) rather than trying `^` at every character, and for a file edited again only
+    where it changed: on a 10,000-line file a re-indented edit no longer rescans every line."""
+    counts = _lead_counts(text)
     tabs = sum(n for lead, n in counts.items() if lead.startswith("\t"))
     widths: Counter[int] = Counter()
     for lead, n in counts.items():
