@@ -312,8 +312,19 @@ def test_indentation_counts_carried_from_edit_to_edit_equal_a_fresh_count():
     for _ in range(2000):
         if rng.random() < 0.1:  # now and then another file altogether
             text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 200)))
-        else:
-            a = rng.randint(0, len(text))
-            b = min(len(text), a + rng.randint(0, 12))
-            text = text[:a] + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4))) + text[b:]
+        else:  # one to three places changed, the counts carried as an edit carries them
+            cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, 2 * rng.randint(1, 3))))
+            pieces_out, spans, prev, delta = [], [], 0, 0
+            for a, b in zip(cuts[::2], cuts[1::2], strict=False):
+                b = min(b, a + rng.randint(0, 12))
+                new = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+                pieces_out += [text[prev:a], new]
+                spans.append((a, b, a + delta, a + delta + len(new)))
+                delta += len(new) - (b - a)
+                prev = b
+            edited = "".join([*pieces_out, text[prev:]])
+            if rng.random() < 0.5:
+                reindent._lead_counts(text)  # counted before the edit, as a re-indented edit does
+            reindent.carry_counts(text, edited, spans)
+            text = edited
         assert reindent._lead_counts(text) == reindent._counted(text, 0, len(text)), repr(text)

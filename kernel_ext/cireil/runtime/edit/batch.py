@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import ToolError
 from . import near as near_mod
 from . import tiers
-from .reindent import replacement
+from .reindent import carry_counts, replacement
 from .text import Lines, snippet_lines
 
 
@@ -143,7 +143,9 @@ def apply_edits(body: str, edits: list[dict[str, Any]], path: str) -> Outcome:
     new_body = "".join(pieces) + body[pos:]
     if new_body == body:
         raise ToolError(f"No changes made to {path}. The replacements produced identical content.")
-    return Outcome(new_body, sites, _metadata(body, lines, sites))
+    outcome = Outcome(new_body, sites, _metadata(body, lines, sites))
+    carry_counts(body, new_body, outcome.spans())
+    return outcome
 
 
 def _metadata(body: str, lines: Lines, sites: list[Site]) -> list[dict[str, int]]:

@@ -79,6 +79,31 @@ def _lead_counts(text: str) -> Counter[str]:
     return counts
 
 
+def carry_counts(old: str, new: str, spans: list[tuple[int, int, int, int]]) -> None:
+    """After an edit turned `old` into `new` (at `spans`: old start, old end, new start, new end),
+    keep the indentation counts current if they were `old`'s: the next edit of the file starts
+    from `new`, and between two re-indented edits there may be others, anywhere in the file."""
+    global _last_counted
+    last = _last_counted
+    if last is None or not (last[0] is old or last[0] == old):
+        return
+    regions: list[list[int]] = []  # [old start, old end, new start, new end] of the lines touched
+    for os_, oe, ns, ne in sorted(spans):
+        old_start = max(0, old.rfind("\n", 0, os_))
+        old_end, new_end = old.find("\n", oe), new.find("\n", ne)
+        old_end = len(old) if old_end < 0 else old_end
+        new_end = len(new) if new_end < 0 else new_end
+        if regions and old_start < regions[-1][1]:  # shares a line with the previous place
+            regions[-1][1], regions[-1][3] = old_end, new_end
+        else:
+            regions.append([old_start, old_end, old_start + ns - os_, new_end])
+    counts = last[1].copy()
+    for old_start, old_end, new_start, new_end in regions:
+        counts.subtract(_counted(old, old_start, old_end))
+        counts.update(_counted(new, new_start, new_end))
+    _last_counted = (new, +counts)
+
+
 def file_style(text: str) -> tuple[bool, int]:
     """(indents with tabs?, spaces per level) as most of the file does it.
 
