@@ -273,3 +273,58 @@ def test_near_symbol_with_line_takes_the_nearest_occurrence_and_refuses_ties():
     assert refused(body, [{"oldText": "x", "newText": "y", "near": {"symbol": "key", "line": 1, "radius": 2}}]) == (
         'Symbol "key" for edits[0] has no occurrence within 2 lines of line 1.'
     )
+
+
+def test_file_style_counts_every_indented_line_as_a_multiline_scan_would():
+    """file_style finds indentation by searching for line breaks; the same as `^` at every line."""
+    import random
+    import re
+
+    from cireil.runtime.edit import reindent
+
+    leads = re.compile(r"^([ \t]+)\S", re.MULTILINE)
+
+    def by_lines(text: str) -> tuple[bool, int]:
+        found = leads.findall(text)
+        tabs = sum(w.startswith("\t") for w in found)
+        widths = [len(w) for w in found if w.startswith(" ") and "\t" not in w]
+        for unit in (4, 2, 3, 8):
+            if widths and sum(w % unit == 0 for w in widths) >= 0.9 * len(widths):
+                return tabs > len(widths), unit
+        return tabs > len(widths), 4
+
+    rng = random.Random(2)
+    pieces = ["", " ", "  ", "\t", "    ", "   ", " \t", "\t ", "x", "\n", "\r\n", "y z", "\u00a0"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        assert reindent.file_style(text) == by_lines(text), repr(text)
+
+
+def test_indentation_counts_carried_from_edit_to_edit_equal_a_fresh_count():
+    """The counts of the last file are updated where the next text differs; always equal to recounting."""
+    import random
+
+    from cireil.runtime.edit import reindent
+
+    rng = random.Random(3)
+    pieces = ["", " ", "  ", "\t", "    ", " \t", "x", "\n", "\r\n", "y z", "\u00a0", "\n    ", "\n\t"]
+    text = "".join(rng.choice(pieces) for _ in range(200))
+    for _ in range(2000):
+        if rng.random() < 0.1:  # now and then another file altogether
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 200)))
+        else:  # one to three places changed, the counts carried as an edit carries them
+            cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, 2 * rng.randint(1, 3))))
+            pieces_out, spans, prev, delta = [], [], 0, 0
+            for a, b in zip(cuts[::2], cuts[1::2], strict=False):
+                b = min(b, a + rng.randint(0, 12))
+                new = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+                pieces_out += [text[prev:a], new]
+                spans.append((a, b, a + delta, a + delta + len(new)))
+                delta += len(new) - (b - a)
+                prev = b
+            edited = "".join([*pieces_out, text[prev:]])
+            if rng.random() < 0.5:
+                reindent._lead_counts(text)  # counted before the edit, as a re-indented edit does
+            reindent.carry_counts(text, edited, spans)
+            text = edited
+        assert reindent._lead_counts(text) == reindent._counted(text, 0, len(text)), repr(text)

@@ -6,7 +6,6 @@ them after every subcommand, since each may have changed the enabled tools.
 
 from __future__ import annotations
 
-import difflib
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -98,6 +97,8 @@ class CireilMagics:
         name, args = words[0], words[1:]
         handler = self._subcommands.get(name)
         if handler is None:
+            import difflib  # only for a mistyped subcommand: not imported at load
+
             close = difflib.get_close_matches(name, self._subcommands, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise UsageError(f"unknown subcommand '{name}'{hint}; `%cireil help` lists them")

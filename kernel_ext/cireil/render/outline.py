@@ -56,6 +56,8 @@ def text(outline: dict) -> str:
         f"{outline.get('path', '')}: outline of {len(sections)} sections, {outline.get('lines')} lines, "
         f"~{outline.get('estTokens')} tokens (pin sections with open-file; raw=true reads everything)"
     ]
+    if outline.get("note"):
+        lines.append(f"note: {outline['note']}")
     for node in walk(tree(sections)):
         s = node.section
         lines.append(
@@ -88,7 +90,8 @@ def _node_html(node: Node) -> str:
 
 
 def html(outline: dict) -> str:
-    return "".join(_node_html(n) for n in tree(outline.get("sections", [])))
+    note = f'<div style="color:{FG_DIM}">{esc(outline["note"])}</div>' if outline.get("note") else ""
+    return note + "".join(_node_html(n) for n in tree(outline.get("sections", [])))
 
 
 def openable(outline: dict) -> list[dict]:

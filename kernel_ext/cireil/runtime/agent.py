@@ -8,7 +8,6 @@ until the file is fixed; nothing has to be restarted.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import threading
 import time
@@ -465,6 +464,8 @@ class Agent(McpInspection):
         if tool is not None:
             return tool
         enabled = list(snapshot.tools)
+        import difflib  # only for an unknown tool name: not imported at load
+
         close = difflib.get_close_matches(name, enabled, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         mcp_tools = snapshot.mcp.tools if snapshot.mcp else {}
@@ -554,6 +555,8 @@ class Agent(McpInspection):
         known = self.known_tool_names()
         for name in names:
             if name not in known:
+                import difflib  # only for a mistyped name: not imported at load
+
                 close = difflib.get_close_matches(name, known, n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise ValueError(f"cannot grant '{name}': agent '{self.slug}' has no such tool{hint}")

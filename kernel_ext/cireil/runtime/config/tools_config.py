@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +87,8 @@ def _parse_exec(source: TomlSource, value: Any, issues: list[ConfigIssue]) -> Ex
             if key == "binaries":
                 hint = "; the binary allowlist belongs in config/sandbox.toml under [bwrap] binaries"
             else:
+                import difflib  # only for a mistyped key: not imported at load
+
                 close = difflib.get_close_matches(key, _EXEC_FIELDS, n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
             issues.append(source.issue(where, f"unknown key 'exec.{key}'{hint}"))
@@ -172,11 +173,15 @@ def _unknown_message(name: str, known: Collection[str], mcp_servers: Collection[
         server = name[5:].split("__", 1)[0]
         if server not in mcp_servers:
             return f"unknown tool '{name}': there is no server '{server}' in config/mcp.toml"
+        import difflib  # only for an unknown name: not imported at load
+
         prefix = f"mcp__{server}__"  # compared without it: the shared prefix alone would look alike
         offered = [k[len(prefix) :] for k in known if k.startswith(prefix)]
         close = difflib.get_close_matches(name[len(prefix) :], offered, n=1, cutoff=0.6)
         hint = f" (did you mean '{prefix}{close[0]}'?)" if close else ""
         return f"unknown tool '{name}': server '{server}' does not advertise it{hint}"
+    import difflib  # only for an unknown name: not imported at load
+
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     return f"unknown tool '{name}'{hint}"

@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import ToolError
 from . import near as near_mod
 from . import tiers
-from .reindent import replacement
+from .reindent import carry_counts, replacement
 from .text import Lines, snippet_lines
 
 
@@ -25,6 +25,30 @@ class Outcome:
     new_text: str
     sites: list[Site]
     metadata: list[dict[str, int]]
+
+    def new_bytes(self, original: bytes, front: str, encoding: str, errors: str) -> bytes:
+        """The edited file as bytes, `front` (the frontmatter kept before the body) included.
+
+        In an ASCII file str offsets are byte offsets, so only the replacement texts are encoded and
+        spliced into the original bytes; any other file is encoded whole."""
+        if not original.isascii():
+            return (front + self.new_text).encode(encoding, errors)
+        offset = len(front)
+        pieces, pos = [], 0
+        for s in self.sites:
+            pieces += [original[pos : offset + s.match.start], s.text.encode(encoding, errors)]
+            pos = offset + s.match.end
+        pieces.append(original[pos:])
+        return b"".join(pieces)
+
+    def spans(self) -> list[tuple[int, int, int, int]]:
+        """Where the body changed, as (old start, old end, new start, new end): what the diffs start from."""
+        out, delta = [], 0
+        for s in self.sites:
+            start = s.match.start + delta
+            out.append((s.match.start, s.match.end, start, start + len(s.text)))
+            delta += len(s.text) - (s.match.end - s.match.start)
+        return out
 
 
 def _context(body: str) -> str:
@@ -119,7 +143,9 @@ def apply_edits(body: str, edits: list[dict[str, Any]], path: str) -> Outcome:
     new_body = "".join(pieces) + body[pos:]
     if new_body == body:
         raise ToolError(f"No changes made to {path}. The replacements produced identical content.")
-    return Outcome(new_body, sites, _metadata(body, lines, sites))
+    outcome = Outcome(new_body, sites, _metadata(body, lines, sites))
+    carry_counts(body, new_body, outcome.spans())
+    return outcome
 
 
 def _metadata(body: str, lines: Lines, sites: list[Site]) -> list[dict[str, int]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +29,8 @@ class PreviewStore:
         return len(self._items)
 
     def add(self, preview: Preview) -> str:
+        import uuid  # on the first preview: uuid costs milliseconds to import at agent load
+
         apply_id = str(uuid.uuid4())
         self._items[apply_id] = preview
         while len(self._items) > self.limit:

@@ -12,7 +12,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def split_lines(text: str) -> list[str]:
-    return _LINE_BREAK.split(text)
+    return _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
 
 
 def estimate_tokens(text: str) -> int:

@@ -12,6 +12,7 @@ import math
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from . import markdown, xml
 from .model import Heading, estimate_tokens, split_lines
@@ -20,6 +21,10 @@ from .slug import unique_ids
 log = logging.getLogger(__name__)
 
 OUTLINE_THRESHOLD = 2000  # tokens; an outline only for files estimated above this
+# Sections nested deeper than this are left out of the outline (and said so): a 1,500-deep XML file
+# would otherwise give every view a 1,500-level tree to draw. Their text stays reachable by pinning
+# an enclosing section.
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ def _units(line: str) -> int:
     return len(line) + (0 if line.isascii() else sum(1 for ch in line if ord(ch) > 0xFFFF))
 
 
-def _sections(headings: list[Heading], total: int, lines: list[str]) -> list[dict]:
+def _sections(headings: list[Heading], total: int, lines: list[str], ascii_text: bool = False) -> list[dict]:
     headings = sorted(headings, key=lambda h: h.line)
     ids = unique_ids([h.slug for h in headings])
     # A section reaches the line before the next heading of the same or a higher level: one pass
@@ -77,9 +82,8 @@ def _sections(headings: list[Heading], total: int, lines: list[str]) -> list[dic
     for index in open_:
         ends[index] = total if ends[index] is None else ends[index]
     # Token estimates per section from prefix sums of UTF-16 units (each line plus its break).
-    prefix = [0]
-    for line in lines:
-        prefix.append(prefix[-1] + _units(line) + 1)
+    units = map(len, lines) if ascii_text else map(_units, lines)
+    prefix = list(accumulate((n + 1 for n in units), initial=0))
     out: list[dict] = []
     for heading, sid, end in zip(headings, ids, ends, strict=True):
         span = max(1, (end or heading.line) - heading.line + 1)
@@ -118,13 +122,29 @@ def build_outline(path: str, text: str, *, force: bool = False) -> dict | None:
             log.exception("outline extractor %r failed on %s", extractor.name, path)
             continue
         if headings:
-            return {
-                "estTokens": est,
-                "lines": len(lines),
-                "path": path,
-                "sections": _sections(headings, len(lines), lines),
-            }
+            sections, dropped = _bounded(_sections(headings, len(lines), lines, text.isascii()))
+            outline = {"estTokens": est, "lines": len(lines), "path": path, "sections": sections}
+            if dropped:
+                outline["note"] = (
+                    f"{dropped} section(s) nested more than {MAX_DEPTH} levels deep are not listed; "
+                    "pin an enclosing section to read them."
+                )
+            return outline
     return None
+
+
+def _bounded(sections: list[dict]) -> tuple[list[dict], int]:
+    """The sections at most MAX_DEPTH levels deep, nesting by span as the views do; and how many were left out."""
+    kept: list[dict] = []
+    stack: list[tuple[int, int]] = []  # (first line, last line) of the enclosing sections
+    for section in sections:
+        first, last = section["line"], section["line"] + section["lines"] - 1
+        while stack and not (first > stack[-1][0] and last <= stack[-1][1]):
+            stack.pop()
+        if len(stack) < MAX_DEPTH:
+            kept.append(section)
+        stack.append((first, last))
+    return kept, len(sections) - len(kept)
 
 
 def outline_for(path: str, text: str) -> dict | None:

@@ -6,18 +6,26 @@ provided the complete file (frontmatter included) is still what the preview saw.
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import contextlib
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import frontmatter
-from ..edit import apply_edits, numbered, unified
 from ..edit.blocks import parse_cell
-from ..edit.previews import Preview, store_for
 from ..errors import ToolError
 from ..fsutil import write_sandbox_file
 from ..params import AnyOf, Array, Boolean, Number, Object, Params, String
 from ..paths import ResolvedPath
 from ..textfile import read_bytes
 from ..tool import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from ..edit.previews import Preview
+
+T = TypeVar("T")
 
 _ENCODING = "utf-8"
 _ERRORS = "surrogateescape"  # bytes that are not UTF-8 pass through untouched instead of being mangled
@@ -97,42 +105,104 @@ def _read(resolved: ResolvedPath, path: str) -> bytes:
         raise
 
 
+class _FileLock:
+    """Edits run on a worker thread (so a big file never stalls the runtime loop); two edits of one
+    file still go one after the other, read to write, as they did on the loop."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+_locks: weakref.WeakValueDictionary[str, _FileLock] = weakref.WeakValueDictionary()
+_locks_guard = threading.Lock()
+
+
+def _lock_for(host: str) -> _FileLock:
+    with _locks_guard:
+        lock = _locks.get(host)
+        if lock is None:
+            lock = _locks[host] = _FileLock()
+        return lock
+
+
+async def _off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` on a worker thread. Interrupted, it still waits for the thread to finish, so an
+    interrupted edit has happened whole or not at all by the time the interrupt is reported."""
+    work = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        while not work.done():  # a second interrupt must not cut this wait short either
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({work})
+        if not work.cancelled():
+            work.exception()  # retrieved: a refusal after the interrupt is not worth a warning
+        raise
+
+
 async def run(args: dict, ctx: ToolContext) -> dict:
     path: str = args["path"]
     resolved = ctx.paths.resolve_for_write(path)
+    from ..edit.previews import Preview, store_for  # on the first edit, not at agent load
+
     store = store_for(ctx.extra.setdefault("tool_state", {}))
     if args.get("apply") is not None:
-        return _apply(args["apply"], path, resolved, ctx)
+        preview = _preview(args["apply"], resolved, ctx)
+        content = await _off_loop(_apply, preview, resolved, _lock_for(str(resolved.host)))
+        ctx.session.forget_sections(resolved.sandbox)
+        count = len(preview.result["edits"])
+        return {
+            "content": content,
+            "detail": f"Successfully applied dry-run {args['apply']}: replaced {count} block(s) in {path}.",
+            **preview.result,
+            "success": True,
+        }
     edits = args.get("edits") or []
     if not edits:
         raise ToolError(
             "No edits provided.",
             hint='Give "edits": [{"oldText": ..., "newText": ...}], or "apply" with the applyId of a dry run.',
         )
-    original = _read(resolved, path)
-    text = original.decode(_ENCODING, _ERRORS)
-    front, body, kind = _split(resolved, text)
-    _check_frontmatter(front, kind)
-    outcome = apply_edits(body, edits, path)
-    diff, first = numbered(body, outcome.new_text)
-    shared = {
-        "diff": diff,
-        "edits": outcome.metadata,
-        "firstChangedLine": first,
-        "patch": unified(resolved.sandbox, body, outcome.new_text),
-    }
-    new_content = (front + outcome.new_text).encode(_ENCODING, _ERRORS)
-    count = len(outcome.sites)
-    if args.get("dryRun"):
+    dry = bool(args.get("dryRun"))
+    original, new_content, shared, count = await _off_loop(
+        _edit, edits, path, resolved, None if dry else _lock_for(str(resolved.host))
+    )
+    if dry:
         apply_id = store.add(Preview(resolved.sandbox, str(resolved.host), original, new_content, shared))
         detail = f"Dry-run: would replace {count} block(s) in {path}. Apply with applyId: {apply_id}"
         return {"applyId": apply_id, "detail": detail, **shared, "success": True}
-    write_sandbox_file(resolved, new_content, path)
     ctx.session.forget_sections(resolved.sandbox)
     return {"detail": f"Successfully replaced {count} block(s) in {path}.", **shared, "success": True}
 
 
-def _apply(apply_id: str, path: str, resolved: ResolvedPath, ctx: ToolContext) -> dict:
+def _edit(edits: list, path: str, resolved: ResolvedPath, lock: _FileLock | None) -> tuple[bytes, bytes, dict, int]:
+    """Read, match, build the views and (given the file's lock, i.e. not a dry run) write; on a worker thread."""
+    from ..edit import Change, apply_edits  # the matcher and difflib load on the first edit, not at agent load
+
+    with lock.lock if lock is not None else contextlib.nullcontext():
+        original = _read(resolved, path)
+        text = original.decode(_ENCODING, _ERRORS)
+        front, body, kind = _split(resolved, text)
+        _check_frontmatter(front, kind)
+        outcome = apply_edits(body, edits, path)
+        known = outcome.metadata[0]["startLine"] - 1 if outcome.metadata else None  # counted by the matcher
+        change = Change(body, outcome.new_text, outcome.spans(), first_line=known)
+        diff, first = change.numbered()
+        shared = {
+            "diff": diff,
+            "edits": outcome.metadata,
+            "firstChangedLine": first,
+            "patch": change.unified(resolved.sandbox),
+        }
+        new_content = outcome.new_bytes(original, front, _ENCODING, _ERRORS)
+        if lock is not None:
+            write_sandbox_file(resolved, new_content, path)
+    return original, new_content, shared, len(outcome.sites)
+
+
+def _preview(apply_id: str, resolved: ResolvedPath, ctx: ToolContext) -> Preview:
+    from ..edit.previews import store_for
+
     preview = store_for(ctx.extra.setdefault("tool_state", {})).get(apply_id)
     if preview is None:
         raise ToolError(f"No dry-run found for applyId: {apply_id}. Run a dry-run first.")
@@ -140,25 +210,24 @@ def _apply(apply_id: str, path: str, resolved: ResolvedPath, ctx: ToolContext) -
         raise ToolError(
             f"apply path mismatch: dry-run was for {preview.sandbox_path}, but apply targets a different path."
         )
-    try:
-        current: bytes | None = read_bytes(resolved)
-    except ToolError as exc:
-        if exc.message.startswith("Access denied"):
-            raise
-        current = None
-    if current != preview.original:
-        raise ToolError(
-            "File content has changed since the dry-run. Run a new dry-run and apply with the updated applyId."
-        )
-    write_sandbox_file(resolved, preview.new_content, path)
-    ctx.session.forget_sections(resolved.sandbox)
-    count = len(preview.result["edits"])
-    return {
-        "content": preview.new_content.decode(_ENCODING, "replace"),
-        "detail": f"Successfully applied dry-run {apply_id}: replaced {count} block(s) in {path}.",
-        **preview.result,
-        "success": True,
-    }
+    return preview
+
+
+def _apply(preview: Preview, resolved: ResolvedPath, lock: _FileLock) -> str:
+    """Write the preview if the file is still what it saw, and give its text; on a worker thread."""
+    with lock.lock:
+        try:
+            current: bytes | None = read_bytes(resolved)
+        except ToolError as exc:
+            if exc.message.startswith("Access denied"):
+                raise
+            current = None
+        if current != preview.original:
+            raise ToolError(
+                "File content has changed since the dry-run. Run a new dry-run and apply with the updated applyId."
+            )
+        write_sandbox_file(resolved, preview.new_content, resolved.sandbox)
+    return preview.new_content.decode(_ENCODING, "replace")
 
 
 TOOL = Tool(

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conditions import PathAccess, exec_overlay
 from ..errors import ToolError
-from ..exec import runner
-from ..exec.capture import Capture
-from ..exec.envfile import EnvFileError, load_env_file
-from ..exec.result import build_result
-from ..exec.sandbox import Launch, base_env, bwrap_launch, unsandboxed_launch
-from ..exec.spill import SpillDir
 from ..params import Array, Params, String
 from ..paths import SandboxPaths
 from ..tool import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from ..exec.sandbox import Launch
+
+# The exec machinery (runner, capture, sandbox) is imported on the first call, not when the tool
+# is registered: loading an agent stays quick (bench/load_ext.py).
 
 _METACHARACTERS = set("\"'|&;$`\\")
 METACHAR_MESSAGE = (
@@ -57,6 +57,9 @@ def _refuse_unenforceable(ctx: ToolContext) -> None:
 
 
 def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
+    from ..exec.envfile import EnvFileError, load_env_file
+    from ..exec.sandbox import base_env, bwrap_launch, unsandboxed_launch
+
     config_paths = SandboxPaths(ctx.paths.agent_dir, ctx.paths.mounts)  # the runtime's own reads: no rules
     env_path = config_paths.resolve("/workspace/.env").host
     try:
@@ -100,6 +103,11 @@ async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
     command: str = args["command"]
     argv: list[str] = list(args.get("args") or [])
     _check_allowed(command, ctx)
+    from ..exec import runner
+    from ..exec.capture import Capture
+    from ..exec.result import build_result
+    from ..exec.spill import SpillDir
+
     launch = _launch(ctx, command, argv)
     capture = Capture(config, lambda: SpillDir(ctx.paths, config.outputDir, command))
     progress = ctx.progress
