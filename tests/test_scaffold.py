@@ -323,3 +323,16 @@ def test_cli_init_in_a_root_says_what_it_wrote(tmp_path: Path) -> None:
         f"wrote {tmp_path / 'r' / 'config' / 'migrations.json'}: every config migration of the original "
         "CireilClaw marked as applied"
     )
+
+
+def test_a_demo_copy_reads_its_key_from_the_environment_while_init_keeps_the_originals_literal(tmp_path):
+    from cireil.runtime.scaffold import copy_demo, is_demo_copy
+
+    demo = copy_demo()
+    engine = tomllib.loads((demo / "config" / "engine.toml").read_text())
+    assert engine["default"]["apiKey"] == {"env": "OPENAI_API_KEY"}
+    assert is_demo_copy(demo) and not is_demo_copy(init(tmp_path / "agents" / "wren"))
+    assert (
+        tomllib.loads((tmp_path / "agents" / "wren" / "config" / "engine.toml").read_text())["default"]["apiKey"]
+        == "not-needed"
+    )

@@ -14,7 +14,6 @@ import base64
 import html
 import mimetypes
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display
 
+from ..runtime.scaffold import is_demo_copy
 from .toolargs import tokenize
 
 if TYPE_CHECKING:
@@ -74,12 +74,6 @@ class Staged:
 STAGED: dict[int, list[Staged]] = {}
 
 DEMO_NAME = "Wren"  # what the demo's identity block and the tutorials call the bundled demo agent
-
-
-def is_demo_copy(directory: Path) -> bool:
-    """A throwaway copy `%cireil load --demo` made (scaffold.copy_demo: <tmp>/cireil-demo-*/demo)."""
-    scratch = directory.parent
-    return scratch.name.startswith("cireil-demo-") and scratch.parent == Path(tempfile.gettempdir())
 
 
 def display_name(agent: Agent) -> str:
@@ -175,7 +169,8 @@ def engine_help(agent: Agent, exc: Exception) -> str:
         "    from cireil.scripted_llm import ScriptedLLM\n"
         "    from cireil.demo_model import wren\n"
         "    llm = ScriptedLLM(default=wren).start()\n"
-        f"  then write a [providers.local] table with apiBase = llm.base_url into {path}."
+        f"  then write a [local] provider table (apiBase = llm.base_url, defaultModel, isGlobalDefault = true)"
+        f" into {path} in place of [default]."
     )
 
 

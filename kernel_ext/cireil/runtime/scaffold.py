@@ -141,7 +141,32 @@ def copy_demo() -> Path:
     """
     scratch = Path(tempfile.mkdtemp(prefix="cireil-demo-", dir=_scratch_root()))
     atexit.register(_remove_scratch, scratch, os.getpid())
-    return init(scratch / "demo")
+    agent = init(scratch / "demo")
+    _key_from_environment(agent / "config" / "engine.toml")
+    return agent
+
+
+DEMO_KEY_LINE = 'apiKey = "not-needed"\n'
+ENV_KEY_LINE = (
+    "# This throwaway copy reads the key from the kernel's environment (cireil's form; the original reads\n"
+    "# only keys written here): import os; os.environ['OPENAI_API_KEY'] = '...'\n"
+    'apiKey = { env = "OPENAI_API_KEY" }\n'
+)
+
+
+def _key_from_environment(engine_toml: Path) -> None:
+    """A demo copy takes its key from OPENAI_API_KEY: in a notebook, a key set in a cell is the safe way, and
+    no one shares a throwaway copy with the original runtime. `cireil init` keeps the original's literal key."""
+    text = engine_toml.read_text()
+    if text.count(DEMO_KEY_LINE) == 1:
+        engine_toml.write_text(text.replace(DEMO_KEY_LINE, ENV_KEY_LINE))
+
+
+def is_demo_copy(directory: Path) -> bool:
+    """Whether `directory` is a throwaway copy copy_demo made (<scratch root>/cireil-demo-*/demo)."""
+    scratch = directory.parent
+    roots = {Path(tempfile.gettempdir()), Path(_SHM)}
+    return directory.name == "demo" and scratch.name.startswith("cireil-demo-") and scratch.parent in roots
 
 
 def _remove_scratch(scratch: Path, owner_pid: int) -> None:
