@@ -46,7 +46,7 @@ def test_the_right_tool_passes_and_the_users_agent_is_unchanged(agent_dir, llm, 
     report = run_matrix(agent_dir, notes, repeat=2, jobs=2)
     assert [r.status for r in report.results] == ["pass", "pass"], report.failures_text()
     run = report.results[0]
-    assert run.calls[0] == {"name": "read", "input": {"path": "/workspace/notes.md"}}
+    assert run.calls[0] == {"name": "read", "input": {"path": "/workspace/notes.md"}, "ok": True}
     assert "milk" in run.answer and run.tokens > 0 and run.steps == 2
     assert run.session_id == "notebook:eval" and run.run_id
     assert tree_digest(agent_dir) == before  # no sessions.db, no workspace change, nothing
@@ -290,3 +290,22 @@ def test_json_junit_and_compare(tmp_path, agent_dir, llm, notes):
     assert props["session_id"] == "notebook:eval" and props["run_id"]
     found = compare(EvalReport.load(tmp_path / "a.json"), loaded)
     assert [str(c) for c in found["worse"]] == ["scenario notes got worse on variant base: 2/2 (100%) -> 0/2 (0%)"]
+
+
+def test_ok_true_needs_the_call_to_succeed(tmp_path, agent_dir, llm):
+    path = write(
+        tmp_path / "ok.toml",
+        """\
+        message = "notes?"
+        [[expect.call]]
+        tool = "read"
+        ok = true
+        """,
+    )
+    llm.default = model(lambda body: ("read", {"path": "/workspace/nope.md"}))
+    (run,) = run_matrix(agent_dir, load_scenarios([path]), jobs=1).results
+    assert run.status == "fail"
+    assert run.failures[0].startswith("expected call read: read was called but it failed: ")
+    assert run.calls[0]["ok"] is False and run.calls[0]["error"]
+    llm.default = model(lambda body: READ_NOTES)
+    assert run_matrix(agent_dir, load_scenarios([path]), jobs=1).results[0].passed

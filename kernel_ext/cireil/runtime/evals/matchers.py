@@ -53,9 +53,12 @@ class CallSpec:
     tool: str
     args: tuple[tuple[str, Matcher], ...] = ()
     line: int | None = None
+    ok: bool | None = None  # True: the call must also succeed (its result not `success: false`)
 
     def matches(self, call: dict) -> bool:
         if call.get("name") != self.tool:
+            return False
+        if self.ok is not None and call.get("ok", True) != self.ok:
             return False
         given = call.get("input") or {}
         return all(key in given and m.matches(given[key]) for key, m in self.args)
@@ -70,6 +73,8 @@ class CallSpec:
                 return (
                     f"argument '{key}' is {json.dumps(given[key], ensure_ascii=False)[:120]}, expected {m.describe()}"
                 )
+        if self.ok is not None and call.get("ok", True) != self.ok:
+            return f"it failed: {call.get('error') or 'success: false'}" if self.ok else "it succeeded"
         return "matches"
 
     def describe(self) -> str:

@@ -14,6 +14,7 @@
     [[expect.call]]
     tool = "read"
     args = { path = { regex = "volunteers" } }    # exact value, {regex}, {subset}, {any = true}, {exact}
+    ok = true                                     # and it must succeed (optional)
 
     [answer]
     contains = ["Ana"]
@@ -58,7 +59,7 @@ TOP_KEYS = (
 )
 SESSION_KEYS = ("name", "channel", "grant")
 EXPECT_KEYS = ("order", "call", "forbid")
-CALL_KEYS = ("tool", "args")
+CALL_KEYS = ("tool", "args", "ok")
 ANSWER_KEYS = ("contains", "regex", "check", "ended")
 LIMIT_KEYS = ("steps", "tokens", "seconds")
 REPLY_KEYS = ("calls", "text", "reasoning")
@@ -209,12 +210,16 @@ class _Reader:
         if not isinstance(args, dict):
             self.fail((*path, "args"), "'args' must be a table of argument name = matcher")
             return None
+        ok = value.get("ok")
+        if ok is not None and not isinstance(ok, bool):
+            self.fail((*path, "ok"), "'ok' must be true (the call must succeed) or false (it must fail)")
+            ok = None
         matchers = []
         for key, raw in args.items():
             m = self.matcher(raw, (*path, "args", key))
             if m is not None:
                 matchers.append((key, m))
-        return CallSpec(tool, tuple(matchers), self.source.line_of(*path))
+        return CallSpec(tool, tuple(matchers), self.source.line_of(*path), ok)
 
     def calls(self, value: Any, path: tuple) -> list[CallSpec]:
         if value is None:

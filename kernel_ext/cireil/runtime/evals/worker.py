@@ -43,7 +43,7 @@ class RunResult:
     tokens: int = 0
     latency_s: float = 0.0
     steps: int = 0
-    calls: list[dict] = field(default_factory=list)  # {"name", "input"} in the order made
+    calls: list[dict] = field(default_factory=list)  # {"name", "input", "ok"[, "error"]} in the order made
     answer: str = ""
     ended: str = ""
     model: str = ""
@@ -88,7 +88,12 @@ class _Watch:
         kind = event.get("type")
         if kind == "tool":
             call = event["call"]
-            self.calls.append({"name": call.get("name"), "input": call.get("input") or {}})
+            self.calls.append({"name": call.get("name"), "input": call.get("input") or {}, "ok": True})
+        elif kind == "result" and self.calls:
+            data = getattr(event.get("result"), "data", None) or {}
+            if data.get("success") is False:  # results come right after their call, in order
+                self.calls[-1]["ok"] = False
+                self.calls[-1]["error"] = str(data.get("error") or "")[:300]
         elif kind == "request":
             self.steps += 1
             limit = self.scenario.max_steps
