@@ -71,6 +71,7 @@ class EvalRun:
     answer: str
     calls: list[dict]
     outcomes: list[Any]
+    agent_dir: str  # the run's copy of the agent, as the turns left it: a check may look at its files
 
 
 class _Watch:
@@ -171,6 +172,7 @@ def _apply_descriptions(agent: Any, variant: Variant) -> None:
 
 def _run_check(dotted: str, run: EvalRun, scenario_dir: str) -> str | None:
     module_name, _, attr = dotted.rpartition(".")
+    sys.dont_write_bytecode = True  # a throwaway process: leave no __pycache__ beside the user's scenarios
     if scenario_dir not in sys.path:
         sys.path.insert(0, scenario_dir)  # a checks module beside the scenario files
     try:
@@ -207,7 +209,7 @@ def judge(spec: RunSpec, result: RunResult, watch: _Watch, outcomes: list) -> No
     if scenario.ended and result.ended != scenario.ended:
         failures.append(f"turn ended with {result.ended or 'nothing'}, expected {scenario.ended}")
     if scenario.check and not watch.over:
-        run = EvalRun(scenario, spec.variant, answer, watch.calls, outcomes)
+        run = EvalRun(scenario, spec.variant, answer, watch.calls, outcomes, str(Path(spec.root) / spec.run_id))
         problem = _run_check(scenario.check, run, str(Path(scenario.path).absolute().parent))
         if problem:
             failures.append(problem)
