@@ -39,6 +39,7 @@ HELP = [
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("mcp [SERVER]", "each MCP server: URL, revision, session, capabilities, errors, a Reconnect button"),
     ("mcp log [SERVER] [--limit N] [--export FILE]", "the recent MCP wire exchanges (secrets masked); JSON lines"),
+    ("eval [SCENARIOS ...] [--variant NAME] [--repeat N] [--jobs N]", "scenario evals: a live grid of pass rates"),
     ("help", "this list"),
 ]
 HELP_FOOTER = [
@@ -77,6 +78,7 @@ class CireilMagics:
             "prompt": self.prompt,
             "attach": self.attach,
             "mcp": self.mcp,
+            "eval": self.eval,
             "help": self.help,
         }
 
@@ -261,6 +263,11 @@ class CireilMagics:
     def context(self, args: list[str]) -> None:
         _no_args(args, "context")
         display(self.require_agent().context())
+
+    def eval(self, args: list[str]) -> None:
+        from .evalview import run_eval_magic  # the evals package loads only now, never at %load_ext
+
+        run_eval_magic(self.agent.directory if self.agent is not None else None, args)
 
     def help(self, args: list[str]) -> None:
         _no_args(args, "help")

@@ -28,10 +28,14 @@ def _positive(kind: type) -> object:
     return parse
 
 
-def add_eval_arguments(p: argparse.ArgumentParser, *, agent: bool = True) -> argparse.ArgumentParser:
+def add_eval_arguments(
+    p: argparse.ArgumentParser, *, agent: bool = True, required: bool = True
+) -> argparse.ArgumentParser:
     if agent:
         p.add_argument("agent", metavar="AGENT", help="the agent directory (never changed: runs use copies)")
-    p.add_argument("scenarios", metavar="SCENARIOS", nargs="+", help="scenario files, or directories of them")
+    p.add_argument(
+        "scenarios", metavar="SCENARIOS", nargs="+" if required else "*", help="scenario files, or directories of them"
+    )
     p.add_argument("--repeat", type=_positive(int), default=1, metavar="N", help="runs per scenario and variant")
     p.add_argument(
         "--variant", action="append", default=[], metavar="NAME", help="a variant of the variants file (repeatable)"
