@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 USAGE = (
     "%cireil eval [SCENARIOS ...] [--agent DIR] [--repeat N] [--variant NAME ...] [--variants FILE] [--jobs N] "
-    "[--timeout S] [--min-pass RATE] [--json FILE] [--junit FILE] [--keep DIR]"
+    "[--timeout S] [--min-pass RATE] [--json FILE] [--junit FILE] [--keep DIR] [--dask ADDRESS]"
 )
 _CELL = f"padding:3px 8px;border-top:1px solid {BORDER};text-align:left;vertical-align:top"
 
@@ -105,7 +105,7 @@ class EvalGrid(_View):
 def run_eval_magic(agent_dir: Path | None, args: list[str]) -> EvalGrid:
     """Run the eval with a live grid; returns the finished grid (the display already shows it)."""
     from ..runtime.errors import ConfigError
-    from ..runtime.evals.command import plan
+    from ..runtime.evals.command import DaskMissing, executor_for, plan
     from ..runtime.evals.runner import run_matrix
 
     options = parse(args)
@@ -119,6 +119,10 @@ def run_eval_magic(agent_dir: Path | None, args: list[str]) -> EvalGrid:
         scenarios, variants = plan(scenarios_args, options.variants, options.variant)
     except ConfigError as exc:
         raise UsageError("\n".join(str(i) for i in exc.issues)) from None
+    try:
+        executor = executor_for(options)
+    except DaskMissing as exc:
+        raise UsageError(str(exc)) from None
     handle: Any = None
 
     def show(report: EvalReport) -> None:
@@ -139,9 +143,13 @@ def run_eval_magic(agent_dir: Path | None, args: list[str]) -> EvalGrid:
             timeout=options.timeout,
             on_progress=show,
             keep=options.keep,
+            executor=executor,
         )
     except ConfigError as exc:
         raise UsageError("\n".join(str(i) for i in exc.issues)) from None
+    finally:
+        if executor is not None:
+            executor.close()
     if options.json:
         report.write_json(options.json)
     if options.junit:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from .report import EvalReport, compare
 from .scenario import Scenario, load_scenarios, scenario_files
 from .variants import BASE, Variant, read_variants, select
+
+if TYPE_CHECKING:
+    from .executors import Executor
 
 OK, BELOW, USAGE, INTERRUPTED = 0, 1, 2, 130
 
@@ -60,10 +64,33 @@ def plan(scenario_args: list[str], variants_arg: str | None, names: list[str]) -
     return scenarios, variants
 
 
+def executor_for(args: argparse.Namespace) -> Executor | None:
+    """None: the local process pool. --dask ADDRESS: that cluster (a usage error when the extra is missing)."""
+    if not args.dask:
+        return None
+    try:
+        from .executors import DaskExecutor
+
+        return DaskExecutor(args.dask, args.jobs)
+    except ImportError:
+        raise DaskMissing("--dask needs Dask's distributed scheduler: pip install 'cireil[dask]'") from None
+    except OSError as exc:  # no scheduler answers there
+        raise DaskMissing(f"--dask {args.dask}: cannot reach the scheduler: {exc}") from None
+
+
+class DaskMissing(Exception):
+    pass
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
     from .progress import TerminalProgress
     from .runner import run_matrix
 
+    try:
+        executor = executor_for(args)
+    except DaskMissing as exc:
+        print(f"cireil: error: {exc}", file=sys.stderr)
+        return USAGE
     try:
         scenarios, variants = plan(args.scenarios, args.variants, args.variant)
         report = run_matrix(
@@ -75,11 +102,15 @@ def run_eval_command(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             on_progress=TerminalProgress(),
             keep=args.keep,
+            executor=executor,
         )
     except ConfigError as exc:
         for issue in exc.issues:
             print(str(issue), file=sys.stderr)
         return USAGE
+    finally:
+        if executor is not None:
+            executor.close()
     print(report.grid_text())
     failures = report.failures_text()
     if failures:

@@ -46,6 +46,9 @@ def add_eval_arguments(
     p.add_argument("--min-pass", type=_fraction, default=1.0, metavar="RATE", help="pass rate needed (default 1.0)")
     p.add_argument("--json", metavar="FILE", help="write every run and the grid as JSON")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML (a testcase per run) for CI")
+    p.add_argument(
+        "--dask", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (needs the cireil[dask] extra)"
+    )
     p.add_argument("--keep", metavar="DIR", help="keep each run's copy of the agent (and its sessions.db) in DIR")
     return p
 

@@ -93,6 +93,13 @@ def run_matrix(
             for i, (s, v, r) in enumerate((s, v, r) for s in scenarios for v in variants for r in range(repeat))
         ]
         executor = executor or LocalExecutor(min(jobs, len(specs)))
+        if not getattr(executor, "shares_files", True):
+            from .worker import pack
+
+            archives = {name: pack(path) for name, path in templates.items()}
+            for spec in specs:
+                spec.archive = archives[spec.variant.name]
+                spec.attachments = {raw: Path(raw).read_bytes() for raw in spec.scenario.attachments}
         report.jobs = executor.jobs
         started = time.perf_counter()
         futures = {executor.submit(run_one, spec): spec for spec in specs}

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import io
 import mimetypes
 import shutil
 import sys
+import tarfile
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,6 +31,9 @@ class RunSpec:
     root: str  # where this run's own copy goes
     timeout: float  # seconds: the hard stop of the run
     keep: bool = False  # leave the run's copy (and its sessions.db) for a person to open
+    # for executors on other machines: the variant's copy and the attachments travel with the run
+    archive: bytes | None = None  # the template as a tar archive
+    attachments: dict[str, bytes] | None = None  # path as the scenario names it -> content
 
 
 @dataclass
@@ -114,6 +120,19 @@ class _Watch:
                 self.task.cancel()
 
 
+def pack(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(directory, arcname=".")
+    return buffer.getvalue()
+
+
+def unpack(data: bytes, target: Path) -> None:
+    target.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(target, filter="data")  # the data filter refuses links and paths leaving target
+
+
 def _to_reply(pinned: PinnedReply) -> Any:
     from ...scripted_llm import reply
 
@@ -122,7 +141,7 @@ def _to_reply(pinned: PinnedReply) -> Any:
     return reply.text(pinned.text or "", reasoning=pinned.reasoning)
 
 
-def _message(agent: Any, scenario: Scenario, text: str, attach: bool) -> dict:
+def _message(agent: Any, scenario: Scenario, text: str, attach: bool, shipped: dict[str, bytes] | None) -> dict:
     from .. import messages
 
     message = messages.user_message(text)
@@ -133,8 +152,9 @@ def _message(agent: Any, scenario: Scenario, text: str, attach: bool) -> dict:
         for raw in scenario.attachments:
             path = Path(raw)
             media = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            data = shipped[raw] if shipped is not None else path.read_bytes()
             message["attachments"].append(
-                agent.store.add_attachment(scenario.session_id, message["id"], path.name, media, path.read_bytes())
+                agent.store.add_attachment(scenario.session_id, message["id"], path.name, media, data)
             )
         listed = "; ".join(f"{a['filename']} ({a['mediaType']}, {a['size']:,} bytes)" for a in message["attachments"])
         note = f"[Attached to this message (message_id {message['id']}): {listed}. download-attachments saves them.]"
@@ -149,7 +169,7 @@ async def _drive(agent: Any, spec: RunSpec, watch: _Watch, outcomes: list) -> No
     try:
         async with asyncio.timeout(limit):
             for n, text in enumerate(scenario.messages):
-                message = _message(agent, scenario, text, attach=n == 0)
+                message = _message(agent, scenario, text, n == 0, spec.attachments)
                 outcomes.append(
                     await agent.aturn(message, on_event=watch.event, provider=variant.provider, model=variant.model)
                 )
@@ -223,6 +243,12 @@ def run_one(spec: RunSpec) -> dict:
 
     scenario = spec.scenario
     result = RunResult(spec.run_id, scenario.name, spec.variant.name, spec.repeat, scenario.session_id)
+    unpacked = None
+    if spec.archive is not None:  # this machine may not see the client's files: unpack the copy sent along
+        unpacked = Path(tempfile.mkdtemp(prefix="cireil-eval-remote-"))
+        unpack(spec.archive, unpacked / "template")
+        spec.template = str(unpacked / "template")
+        spec.root = str(unpacked)
     copy = Path(spec.root) / spec.run_id
     llm = agent = None
     watch = _Watch(scenario)
@@ -270,4 +296,6 @@ def run_one(spec: RunSpec) -> dict:
             result.agent_dir = str(copy)
         else:
             shutil.rmtree(copy, ignore_errors=True)
+            if unpacked is not None:
+                shutil.rmtree(unpacked, ignore_errors=True)
     return result.as_dict()
