@@ -312,7 +312,7 @@ def parse_scenario(source: TomlSource, base: Path, default_name: str) -> tuple[S
         else:
             found = [r.reply(item, ("reply", n)) for n, item in enumerate(replies)]
             scenario.replies = [p for p in found if p is not None]
-    if not (
+    if not r.issues and not (  # a misspelt section says so itself: "checks nothing" would only add noise
         scenario.expected
         or scenario.forbidden
         or scenario.contains
