@@ -126,11 +126,15 @@ VARIANTS = """\
 
     [other-model]
     model = "scripted-2"
+
+    [soul-block]
+    blocks = { soul = "soul.md" }
 """
 
 
 def test_variants_really_change_behaviour(tmp_path, agent_dir, llm, notes):
     write(tmp_path / "evals" / "terse.md", "Read the notes file first. Be terse.\n")
+    write(tmp_path / "evals" / "soul.md", '+++\ndescription = "The soul block"\n+++\nYou always check the notes.\n')
     variants = read_variants(write(tmp_path / "evals" / "variants.toml", VARIANTS))
 
     def first(body: dict):
@@ -141,6 +145,7 @@ def test_variants_really_change_behaviour(tmp_path, agent_dir, llm, notes):
             or "list-dir" not in offered
             or "Read the notes file first" in system
             or body["model"] == "scripted-2"
+            or "You always check the notes." in system
         ):
             return READ_NOTES
         return ("list-dir", {"path": "/workspace"})
@@ -149,7 +154,14 @@ def test_variants_really_change_behaviour(tmp_path, agent_dir, llm, notes):
     before = tree_digest(agent_dir)
     report = run_matrix(agent_dir, notes, variants, jobs=2)
     rates = {v: report.cell("notes", v).rate for v in report.variants}
-    assert rates == {"baseline": 0.0, "described": 1.0, "no-list": 1.0, "terse-core": 1.0, "other-model": 1.0}
+    assert rates == {
+        "baseline": 0.0,
+        "described": 1.0,
+        "no-list": 1.0,
+        "terse-core": 1.0,
+        "other-model": 1.0,
+        "soul-block": 1.0,
+    }
     assert tree_digest(agent_dir) == before
 
 
@@ -309,3 +321,48 @@ def test_ok_true_needs_the_call_to_succeed(tmp_path, agent_dir, llm):
     assert run.calls[0]["ok"] is False and run.calls[0]["error"]
     llm.default = model(lambda body: READ_NOTES)
     assert run_matrix(agent_dir, load_scenarios([path]), jobs=1).results[0].passed
+
+
+def test_attachments_grants_and_token_limits(tmp_path, agent_dir, llm):
+    from cireil.demo_model import wren
+
+    write(tmp_path / "rota.csv", "name,day\nAna,Sat\n")
+    attached = write(
+        tmp_path / "attached.toml",
+        """\
+        message = "Here is the rota"
+        attachments = ["rota.csv"]
+        [session]
+        channel = "cli"
+        name = "ops"
+        [[expect.call]]
+        tool = "download-attachments"
+        args = { message_id = { regex = "^m[0-9a-f]+$" }, to = "/workspace/inbox" }
+        ok = true
+        [answer]
+        contains = "rota.csv"
+        """,
+    )
+    granted = write(
+        tmp_path / "granted.toml",
+        """\
+        message = "What files are in my workspace?"
+        [session]
+        channel = "cli"
+        grant = ["read"]
+        [[expect.call]]
+        tool = "list-dir"
+        ok = true
+        """,
+    )
+    tokens = write(
+        tmp_path / "tokens.toml", 'message = "workspace files?"\n[answer]\ncontains = "x"\n[limits]\ntokens = 10\n'
+    )
+    llm.default = wren
+    report = run_matrix(agent_dir, load_scenarios([attached, granted, tokens]), jobs=2)
+    runs = {r.scenario: r for r in report.results}
+    assert runs["attached"].status == "pass", runs["attached"].failures
+    assert runs["attached"].session_id == "cli:ops"
+    assert runs["granted"].status == "fail"
+    assert "list-dir was called but it failed" in runs["granted"].failures[0]
+    assert runs["tokens"].failures[0].startswith("limit: ") and "over the 10 allowed" in runs["tokens"].failures[0]
