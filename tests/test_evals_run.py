@@ -42,9 +42,15 @@ def notes(tmp_path):
 
 def test_the_right_tool_passes_and_the_users_agent_is_unchanged(agent_dir, llm, notes):
     llm.default = model(lambda body: READ_NOTES)
+    for name in ("sessions.db", "sessions.db-wal", "cireil-side.db"):  # the user's own conversations
+        (agent_dir / name).write_bytes(b"not copied")
     before = tree_digest(agent_dir)
-    report = run_matrix(agent_dir, notes, repeat=2, jobs=2)
+    report = run_matrix(agent_dir, notes, repeat=2, jobs=2, keep=agent_dir.parent / "kept")
     assert [r.status for r in report.results] == ["pass", "pass"], report.failures_text()
+    for run in report.results:  # each run started with no conversation of the user's
+        for name in ("sessions.db", "sessions.db-wal", "cireil-side.db"):
+            kept = Path(run.agent_dir) / name
+            assert not kept.exists() or kept.read_bytes() != b"not copied"
     run = report.results[0]
     assert run.calls[0] == {"name": "read", "input": {"path": "/workspace/notes.md"}, "ok": True}
     assert "milk" in run.answer and run.tokens > 0 and run.steps == 2

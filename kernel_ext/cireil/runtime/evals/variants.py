@@ -28,8 +28,8 @@ from ..errors import ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES
 
 VARIANT_KEYS = ("description", "provider", "model", "core", "blocks", "tools", "descriptions")
-# Left behind by the user's own turns: an eval run starts with no history of its own.
-NOT_COPIED = ("sessions.db", "sessions.db-wal", "sessions.db-shm", "sessions.db-journal")
+# The user's own conversations (and cireil's files beside them, in any version): a run starts with none.
+NOT_COPIED = ("sessions.db", "sessions.db-*", "sessions.cireil-old*", "cireil-side.db", "cireil-side.db-*")
 
 
 @dataclass
