@@ -372,3 +372,9 @@ def test_attachments_grants_and_token_limits(tmp_path, agent_dir, llm):
     assert runs["granted"].status == "fail"
     assert "list-dir was called but it failed" in runs["granted"].failures[0]
     assert runs["tokens"].failures[0].startswith("limit: ") and "over the 10 allowed" in runs["tokens"].failures[0]
+
+
+def test_keep_inside_the_agent_is_refused(agent_dir, notes):
+    with pytest.raises(ConfigError, match="--keep must be outside the agent directory"):
+        run_matrix(agent_dir, notes, keep=agent_dir / "runs")
+    assert not (agent_dir / "runs").exists()

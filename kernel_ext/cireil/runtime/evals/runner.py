@@ -74,6 +74,8 @@ def run_matrix(
     if not (agent / "config").is_dir():
         raise ConfigError([ConfigIssue(str(agent_dir), None, "not an agent directory (no config/ in it)")])
     variants = variants or [BASE]
+    if keep and Path(keep).absolute().resolve().is_relative_to(agent.resolve()):
+        raise ConfigError([ConfigIssue(str(keep), None, "--keep must be outside the agent directory (runs copy it)")])
     root = Path(keep).absolute() if keep else Path(tempfile.mkdtemp(prefix="cireil-eval-"))
     root.mkdir(parents=True, exist_ok=True)
     report = EvalReport(agent=str(agent), scenarios=[s.name for s in scenarios], variants=[v.name for v in variants])
@@ -126,6 +128,9 @@ def run_matrix(
         except KeyboardInterrupt:
             report.interrupted = True
             executor.stop()
+        except BaseException:  # anything else: no run is left going behind the error
+            executor.stop()
+            raise
             for future in futures:  # finished between the interrupt and the stop: still kept
                 if future.done() and not future.cancelled() and future.exception() is None:
                     result = RunResult.from_dict(future.result())
