@@ -117,8 +117,8 @@ CELLS = [
         "exits non-zero when something got worse. Here the stand-in's rules change between the two runs:"
     ),
     code(
-        "(mine / 'typo.toml').unlink()\n"
         "from cireil.scripted_llm import reply\n\n"
+        "(mine / 'typo.toml').unlink()\n"
         "llm.default = lambda body: reply.tool_calls(('respond', {'content': 'I would rather not look.'}))\n"
         "%cireil eval my-evals --variant baseline --json after.json\n"
         "llm.default = wren"
