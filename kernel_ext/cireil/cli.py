@@ -220,6 +220,18 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .runtime.evals.command import run_eval_command
+
+    return run_eval_command(args)
+
+
+def cmd_eval_compare(args: argparse.Namespace) -> int:
+    from .runtime.evals.command import compare_command
+
+    return compare_command(args)
+
+
 # -- parser ------------------------------------------------------------------------------------------
 
 
@@ -264,6 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
         "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups",
     )
     p.add_argument("dir", metavar="DIR")
+
+    from .runtime.evals.options import add_compare_arguments, add_eval_arguments
+
+    add_eval_arguments(command("eval", cmd_eval, "run scenario evals: which tools the model calls, how reliably"))
+    add_compare_arguments(
+        command("eval-compare", cmd_eval_compare, "compare two eval results (--json): what got worse, what better")
+    )
     return parser
 
 

@@ -44,6 +44,7 @@ HELP = [
     ("attach", "an upload button: the files go with your next %%cireil_agent message"),
     ("mcp [SERVER]", "each MCP server: URL, revision, session, capabilities, errors, a Reconnect button"),
     ("mcp log [SERVER] [--limit N] [--export FILE]", "the recent MCP wire exchanges (secrets masked); JSON lines"),
+    ("eval [SCENARIOS ...] [--variant NAME] [--repeat N] [--jobs N]", "scenario evals: a live grid of pass rates"),
     ("help", "this list"),
 ]
 HELP_FOOTER = [
@@ -84,6 +85,7 @@ class CireilMagics:
             "prompt": self.prompt,
             "attach": self.attach,
             "mcp": self.mcp,
+            "eval": self.eval,
             "help": self.help,
         }
 
@@ -295,6 +297,11 @@ class CireilMagics:
         _no_args(args, "context")
         display(self.require_agent().context())
         self._show_rules(self.require_agent(), [])
+
+    def eval(self, args: list[str]) -> None:
+        from .evalview import run_eval_magic  # the evals package loads only now, never at %load_ext
+
+        run_eval_magic(self.agent.directory if self.agent is not None else None, args)
 
     def help(self, args: list[str]) -> None:
         _no_args(args, "help")

@@ -1,0 +1,146 @@
+"""`cireil eval` and `cireil eval-compare`: what the CLI prints and which status it exits with.
+
+Exit status: 0 when the pass rate reaches --min-pass; 1 when it does not (or, for eval-compare, when a
+cell got worse); 2 for a usage or configuration error (every problem as FILE:LINE: message); 130 when
+interrupted (the runs that finished are still reported and written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from .report import EvalReport, compare
+from .scenario import Scenario, load_scenarios, scenario_files
+from .variants import BASE, Variant, read_variants, select
+
+if TYPE_CHECKING:
+    from .executors import Executor
+
+OK, BELOW, USAGE, INTERRUPTED = 0, 1, 2, 130
+
+
+def variants_file(scenarios: list[str], given: str | None) -> Path | None:
+    """--variants, else a variants.toml in a scenario directory given, or beside the first scenario file."""
+    if given:
+        return Path(given)
+    for raw in scenarios:
+        p = Path(raw)
+        candidate = p / "variants.toml" if p.is_dir() else p.parent / "variants.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def plan(scenario_args: list[str], variants_arg: str | None, names: list[str]) -> tuple[list[Scenario], list[Variant]]:
+    """Scenarios and variants, every problem of every file raised together as one ConfigError."""
+    issues = []
+    scenarios: list[Scenario] = []
+    try:
+        scenarios = load_scenarios(scenario_args)
+    except ConfigError as exc:
+        issues += exc.issues
+    source = variants_file(scenario_args, variants_arg)
+    variants = [BASE]
+    if source is not None:
+        try:
+            variants = select(read_variants(source), names, str(source))
+        except ConfigError as exc:
+            issues += exc.issues
+    elif names:
+        where = ", ".join(str(p) for p in scenario_files(scenario_args)[:1]) or "."
+        from ..errors import ConfigIssue
+
+        issues.append(
+            ConfigIssue(
+                where, None, "--variant needs a variants file: --variants FILE or variants.toml beside the scenarios"
+            )
+        )
+    if issues:
+        raise ConfigError(issues)
+    return scenarios, variants
+
+
+def executor_for(args: argparse.Namespace) -> Executor | None:
+    """None: the local process pool. --dask ADDRESS: that cluster (a usage error when the extra is missing)."""
+    if not args.dask:
+        return None
+    try:
+        from .executors import DaskExecutor
+
+        return DaskExecutor(args.dask, args.jobs)
+    except ImportError:
+        raise DaskMissing("--dask needs Dask's distributed scheduler: pip install 'cireil[dask]'") from None
+    except OSError as exc:  # no scheduler answers there
+        raise DaskMissing(f"--dask {args.dask}: cannot reach the scheduler: {exc}") from None
+
+
+class DaskMissing(Exception):
+    pass
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    from .progress import TerminalProgress
+    from .runner import run_matrix
+
+    try:
+        executor = executor_for(args)
+    except DaskMissing as exc:
+        print(f"cireil: error: {exc}", file=sys.stderr)
+        return USAGE
+    try:
+        scenarios, variants = plan(args.scenarios, args.variants, args.variant)
+        report = run_matrix(
+            args.agent,
+            scenarios,
+            variants,
+            repeat=args.repeat,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            on_progress=TerminalProgress(),
+            keep=args.keep,
+            executor=executor,
+        )
+    except ConfigError as exc:
+        for issue in exc.issues:
+            print(str(issue), file=sys.stderr)
+        return USAGE
+    finally:
+        if executor is not None:
+            executor.close()
+    print(report.grid_text())
+    failures = report.failures_text()
+    if failures:
+        print()
+        print(failures)
+    print()
+    print(report.summary())
+    if args.json:
+        report.write_json(args.json)
+    if args.junit:
+        report.write_junit(args.junit)
+    if report.interrupted:
+        return INTERRUPTED
+    if report.pass_rate < args.min_pass:
+        print(f"pass rate {report.pass_rate:.0%} is below --min-pass {args.min_pass:.0%}", file=sys.stderr)
+        return BELOW
+    return OK
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    try:
+        before, after = EvalReport.load(args.before), EvalReport.load(args.after)
+    except ValueError as exc:
+        print(f"cireil: error: {exc}", file=sys.stderr)
+        return USAGE
+    found = compare(before, after)
+    for change in found["worse"] + found["better"]:
+        print(change)
+    for line in found["unmatched"]:
+        print(line)
+    if not (found["worse"] or found["better"]):
+        print("no pass rate changed")
+    return BELOW if found["worse"] else OK

@@ -1,0 +1,167 @@
+"""`cireil eval` and `cireil eval-compare` as a shell (and CI) uses them: output, files, exit status, Ctrl-C."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from cireil.runtime.evals.progress import TerminalProgress
+from cireil.runtime.evals.report import EvalReport
+from cireil.runtime.evals.worker import RunResult
+from cireil.scripted_llm import ScriptedLLM
+from evalkit import NOTES_SCENARIO, model, write
+from turnkit import turn_agent
+
+READ_NOTES = ("read", {"path": "/workspace/notes.md"})
+
+
+def cireil(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cireil", *map(str, args)], capture_output=True, text=True, timeout=240, **kw
+    )
+
+
+@pytest.fixture
+def llm():
+    with ScriptedLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def setup(tmp_path, llm):
+    agent = turn_agent(tmp_path / "agents", llm.base_url)
+    write(tmp_path / "evals" / "notes.toml", NOTES_SCENARIO)
+    write(tmp_path / "evals" / "variants.toml", '[baseline]\n[described]\ndescriptions = { read = "ALWAYS read." }\n')
+    return agent, tmp_path / "evals"
+
+
+def first_by_description(body: dict):
+    described = any("ALWAYS" in t["function"]["description"] for t in body["tools"])
+    return READ_NOTES if described else ("list-dir", {"path": "/workspace"})
+
+
+def test_eval_prints_the_grid_writes_ci_files_and_gates_on_min_pass(tmp_path, setup, llm):
+    agent, evals = setup
+    llm.default = model(first_by_description)
+    out = cireil(
+        "eval",
+        agent,
+        evals,
+        "--repeat",
+        2,
+        "--json",
+        tmp_path / "r.json",
+        "--junit",
+        tmp_path / "r.xml",
+        "--min-pass",
+        "0.5",
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["scenario", "baseline", "described"]
+    assert lines[1].startswith("notes") and "0/2" in lines[1] and "2/2" in lines[1]
+    assert "FAIL notes [baseline #1]" in out.stdout and "  - call 1: expected read" in out.stdout
+    assert "2/4 runs passed (50%)" in out.stdout
+    assert "[4/4]" in out.stderr  # progress, one line per run when stderr is not a terminal
+    assert json.loads((tmp_path / "r.json").read_text())["pass_rate"] == 0.5
+    assert len(ET.parse(tmp_path / "r.xml").getroot().findall("testsuite")) == 2
+    only = cireil("eval", agent, evals / "notes.toml", "--variant", "baseline", "--min-pass", "0.9")
+    assert only.returncode == 1
+    assert "pass rate 0% is below --min-pass 90%" in only.stderr
+
+
+def test_bad_files_exit_2_with_every_problem_by_line(tmp_path, setup):
+    agent, evals = setup
+    bad = write(tmp_path / "bad.toml", 'message = "x"\n[answer]\ncontians = "y"\n')
+    out = cireil(
+        "eval", agent, bad, evals / "notes.toml", "--variants", evals / "variants.toml", "--variant", "basline"
+    )
+    assert out.returncode == 2
+    assert f"{bad}:3: unknown key 'answer.contians' (did you mean 'contains'?)" in out.stderr
+    assert "no variant 'basline' (did you mean 'baseline'?)" in out.stderr
+    assert out.stdout == ""
+    usage = cireil("eval", agent, evals, "--min-pass", "2")
+    assert usage.returncode == 2 and "between 0 and 1" in usage.stderr
+
+
+def test_ctrl_c_stops_the_runs_and_writes_what_finished(tmp_path, setup, llm):
+    agent, evals = setup
+
+    def slow(body: dict):
+        time.sleep(0.5)
+        return READ_NOTES
+
+    llm.default = model(slow)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cireil",
+            "eval",
+            str(agent),
+            str(evals / "notes.toml"),
+            "--repeat",
+            "20",
+            "--jobs",
+            "2",
+            "--json",
+            str(tmp_path / "part.json"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while sum(1 for r in llm.requests) < 5 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stdout
+    saved = EvalReport.load(tmp_path / "part.json")
+    assert saved.interrupted and 1 <= len(saved.results) < 20
+    assert all(r.passed for r in saved.results)
+
+
+def test_eval_compare_says_what_got_worse(tmp_path):
+    def report(passes: list[bool]) -> EvalReport:
+        r = EvalReport("agent", ["notes"], ["base"], total=len(passes))
+        for n, ok in enumerate(passes):
+            r.add(RunResult(f"r{n}", "notes", "base", n, "notebook:eval", status="pass" if ok else "fail"))
+        return r
+
+    report([True, True]).write_json(tmp_path / "a.json")
+    report([True, False]).write_json(tmp_path / "b.json")
+    worse = cireil("eval-compare", tmp_path / "a.json", tmp_path / "b.json")
+    assert worse.returncode == 1
+    assert worse.stdout.strip() == "scenario notes got worse on variant base: 2/2 (100%) -> 1/2 (50%)"
+    better = cireil("eval-compare", tmp_path / "b.json", tmp_path / "a.json")
+    assert better.returncode == 0 and "got better" in better.stdout
+    (tmp_path / "c.json").write_text("{}")
+    assert cireil("eval-compare", tmp_path / "a.json", tmp_path / "c.json").returncode == 2
+
+
+def test_the_terminal_bar_redraws_one_line():
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    bar = TerminalProgress(stream, width=10)
+    r = EvalReport("agent", ["s"], ["base"], total=2)
+    bar(r)
+    r.add(RunResult("r0", "s", "base", 0, "notebook:eval", status="pass"))
+    bar(r)
+    r.add(RunResult("r1", "s", "base", 1, "notebook:eval", status="fail"))
+    bar(r)
+    frames = stream.getvalue().split("\r")[1:]
+    assert frames[1] == "[#####.....] 1/2  1 passed  0 failed "
+    assert frames[2] == "[##########] 2/2  1 passed  1 failed \n"
