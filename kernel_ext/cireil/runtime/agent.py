@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from .engine.runner import Engine, PreparedRequest
     from .engine.turn import EventSink, TurnOutcome
     from .mcp.discovery import Discovered
+    from .recorder.model import RecordedTurn
+    from .recorder.recording import Recording
     from .sessions.store import SessionStore
     from .toollint import Finding
 
@@ -315,6 +317,7 @@ class Agent(McpInspection):
         self.store = store
         self._sessions: dict[str, Session] = {}  # live sessions: one object per id, shared by every user
         self._engine: Engine | None = None
+        self._recording: Recording | None = None
         if isinstance(session, str):
             session = self.session_for(session)
         self._sessions[session.id] = session
@@ -610,6 +613,26 @@ class Agent(McpInspection):
         return self.store.list_sessions(**{"limit": 30, **filters})
 
     # -- agent turns -----------------------------------------------------------------------------------
+    def turns(self, session: str | None = None) -> list[RecordedTurn]:
+        """Recorded turns of a session (the current one by default, "*" for every session), oldest first;
+        [] while recording is off (agent.recording.problem says why)."""
+        from .recorder.model import load_turns
+
+        store = self.recording.store
+        if store is None:
+            return []
+        target = None if session == "*" else self.session_id(session) if session else self.session.id
+        return load_turns(store, target)
+
+    @property
+    def recording(self) -> Recording:
+        """The turn recorder (cireil-recordings.db beside sessions.db), opened when a turn first needs it."""
+        if self._recording is None:
+            from .recorder.recording import Recording
+
+            self._recording = Recording(self.directory)
+        return self._recording
+
     @property
     def engine(self) -> Engine:
         if self._engine is None:
@@ -670,3 +693,5 @@ class Agent(McpInspection):
             _close_mcp(self._snapshot.mcp)
             if self.store is not None:
                 self.store.close()
+            if self._recording is not None:
+                self._recording.close()

@@ -161,6 +161,7 @@ class Engine:
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
             if chosen.api_keys:  # an unset key variable fails here, before the message is committed
                 chosen.api_keys[0].resolve()
+            on_event = self.agent.recording.observe(session.id, on_event)  # the turn recorder's tap
             turn = Turn(
                 self.agent,
                 session,

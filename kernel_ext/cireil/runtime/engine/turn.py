@@ -199,7 +199,16 @@ class Turn:
                     continue
                 self._add(reply.message)
                 self._count_usage(reply.usage)
-                self.emit({"type": "assistant", "step": step, "message": reply.message, "usage": reply.usage})
+                self.emit(
+                    {
+                        "type": "assistant",
+                        "step": step,
+                        "message": reply.message,
+                        "usage": reply.usage,
+                        "finish": reply.finish_reason,
+                        "body": reply.request_body,  # for the turn recorder (runtime/recorder)
+                    }
+                )
                 tools_started = time.perf_counter()
                 ended = await self._run_calls(msgs.tool_calls(reply.message), conversation, failures, disabled, step)
                 tools_s = time.perf_counter() - tools_started
@@ -246,12 +255,13 @@ class Turn:
             if retries >= self.provider.max_generation_retries:
                 raise
             if isinstance(exc, NoToolCalls):
-                self.emit({"type": "retry", "step": step, "reason": "the model answered without calling a tool"})
+                reason = "the model answered without calling a tool"
+                self.emit({"type": "retry", "step": step, "reason": reason, "body": exc.request_body})
                 if exc.text:
                     self._add(msgs.assistant_message([{"type": "text", "text": exc.text}]))
                 self._add(msgs.user_message(NOT_DELIVERED, notice=True))
             else:
-                self.emit({"type": "retry", "step": step, "reason": str(exc)})
+                self.emit({"type": "retry", "step": step, "reason": str(exc), "body": exc.request_body})
             return None
 
     def _count_usage(self, usage: dict) -> None:

@@ -1,0 +1,224 @@
+"""The turn recorder (issue 18): every model call kept exactly in cireil-recordings.db, bounded, and
+never in the way of the agent when its file is broken."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import cireil
+from cireil.runtime.recorder.store import FORMAT, RECORDINGS_FILE
+from cireil.scripted_llm import ScriptedLLM, reply
+from turnkit import turn_agent
+
+BIG = "\n".join(f"line {n}: " + "tomato " * 12 for n in range(120))  # ~2,500 tokens: reads of it get pruned
+
+
+@pytest.fixture
+def llm():
+    with ScriptedLLM() as server:
+        yield server
+
+
+def load(tmp_path: Path, llm: ScriptedLLM, settings: str | None = None, **engine: str):
+    directory = turn_agent(tmp_path, llm.base_url, **engine)
+    if settings is not None:
+        (directory / "config" / "cireil.toml").write_text(settings)
+    return cireil.load(directory)
+
+
+def pruning_turn(agent, llm) -> None:
+    """Reads of a big file twice (the first goes stale and is stubbed), three failing reads (the breaker
+    disables read), then respond."""
+    (agent.directory / "workspace" / "big.md").write_text(BIG)
+    big = ("read", {"path": "/workspace/big.md"})
+    missing = ("read", {"path": "/workspace/nope.md"})
+    llm.script(
+        reply.tool_calls(big, reasoning="Read the big file."),
+        reply.tool_calls(big),
+        reply.tool_calls(missing),
+        reply.tool_calls(missing),
+        reply.tool_calls(missing),
+        reply.tool_calls(("respond", {"content": "read gave up"})),
+    )
+    outcome = agent.turn("read the big file")
+    assert outcome.steps == 6 and outcome.ended == "respond"
+
+
+def test_every_step_is_recorded_exactly_with_its_reply_timings_and_tool_calls(tmp_path, llm):
+    agent = load(tmp_path, llm, model_extra="contextWindow = 6000\n")
+    try:
+        pruning_turn(agent, llm)
+        (turn,) = agent.turns()
+        assert turn.ended == "respond" and turn.step_count == 6 and turn.text == "read the big file"
+        assert turn.usage["prompt_tokens"] == sum(s.tokens_in for s in turn.steps)
+        sent = [r.body for r in llm.requests]
+        assert [s.request for s in turn.steps] == sent  # byte for byte what the server received
+        first = turn.steps[0]
+        assert first.reply["reasoning"] == "Read the big file."
+        assert first.reply["finish_reason"] == "tool_calls"
+        assert first.tool_calls == [
+            {"id": "call_scripted_0", "name": "read", "arguments": {"path": "/workspace/big.md"}}
+        ]
+        assert first.tokens_in > 0 and first.tokens_out > 0
+        assert 0 < first.ttft <= first.latency
+        (call,) = first.calls
+        assert call.name == "read" and call.result["success"] is True and "tomato" in call.result["content"]
+        assert call.duration > 0
+        assert [c.success for s in turn.steps[2:5] for c in s.calls] == [False, False, False]
+    finally:
+        agent.close()
+
+
+def test_the_diff_shows_pruning_the_breaker_and_the_metadata(tmp_path, llm):
+    agent = load(tmp_path, llm, model_extra="contextWindow = 6000\n")
+    try:
+        pruning_turn(agent, llm)
+        steps = agent.turns()[0].steps
+        first = steps[0].diff(None)
+        assert first.added[0]["role"] == "system" and not first.removed
+        second = steps[1].diff(steps[0])
+        assert [m["role"] for m in second.added] == ["assistant", "tool"]
+        assert second.metadata is not None and not second.tools_disabled
+        stubbed = [c for s in range(1, 6) for c in steps[s].diff(steps[s - 1]).stubbed]
+        assert stubbed, "the stale read is stubbed in a later request"
+        assert '"reason":"stale"' in stubbed[0].after["content"]
+        breaker = steps[5].diff(steps[4])
+        assert breaker.tools_disabled == ["read"]
+        assert any("failed 3 times in a row" in json.dumps(m) for m in breaker.added)
+        assert "✕ tool disabled: read" in str(breaker)
+    finally:
+        agent.close()
+
+
+def test_identical_prefixes_are_stored_once_and_no_key_is_stored(tmp_path, llm):
+    agent = load(tmp_path, llm, keys='"sk-secret-123"', extra='customHeaders = { "X-Api-Token" = "hdr-secret" }\n')
+    try:
+        llm.script(
+            *(reply.tool_calls(("session-info", {})) for _ in range(9)), reply.tool_calls(("respond", {"content": "x"}))
+        )
+        agent.turn("go")
+        agent.close()
+        path = agent.directory / RECORDINGS_FILE
+        raw = b"".join(p.read_bytes() for p in agent.directory.glob(RECORDINGS_FILE + "*"))
+        assert b"sk-secret-123" not in raw and b"hdr-secret" not in raw
+        db = sqlite3.connect(path)
+        sent_messages = sum(len(r.body["messages"]) + len(r.body["tools"]) for r in llm.requests)
+        blobs = db.execute("SELECT count(*) FROM blobs").fetchone()[0]
+        # each step adds an assistant message, a tool result and a new metadata message; the rest is shared
+        assert blobs < sent_messages / 4
+        assert blobs <= 3 + len(llm.requests[0].body["tools"]) + 3 * 10
+    finally:
+        agent.close()
+
+
+def test_oldest_turns_are_evicted_beyond_the_limit_and_their_blobs_go(tmp_path, llm):
+    agent = load(tmp_path, llm, "[recording]\nmax_turns = 2\n")
+    try:
+        for n in range(4):
+            llm.script(reply.tool_calls(("respond", {"content": f"unique answer {n}"})))
+            agent.turn(f"question {n}", session=f"s{n}")
+        turns = agent.turns("*")
+        assert [t.text for t in turns] == ["question 2", "question 3"]
+        db = agent.recording.store.db
+        kept = "".join(r[0] for r in db.execute("SELECT json FROM blobs"))
+        assert "question 0" not in kept and "question 3" in kept
+    finally:
+        agent.close()
+
+
+def test_a_size_limit_evicts_oldest_first_but_keeps_the_newest(tmp_path, llm):
+    agent = load(tmp_path, llm, "[recording]\nmax_mb = 0.05\n")
+    try:
+        for n in range(6):
+            llm.script(reply.tool_calls(("respond", {"content": "ok"})))
+            agent.turn(f"question {n} " + "padding " * 2000, session=f"s{n}")
+        turns = agent.turns("*")
+        assert 1 <= len(turns) < 6 and turns[-1].text.startswith("question 5")
+    finally:
+        agent.close()
+
+
+def test_recording_off_in_settings_records_nothing(tmp_path, llm):
+    agent = load(tmp_path, llm, "[recording]\nenabled = false\n")
+    try:
+        agent.turn("hi")
+        assert agent.turns() == [] and not (agent.directory / RECORDINGS_FILE).exists()
+    finally:
+        agent.close()
+
+
+def _notices(agent, message: str) -> list[str]:
+    events: list[dict] = []
+    agent.turn(message, on_event=events.append)
+    return [e["text"] for e in events if e["type"] == "notice"]
+
+
+def test_a_corrupt_store_turns_recording_off_with_one_notice(tmp_path, llm):
+    directory = turn_agent(tmp_path, llm.base_url)
+    (directory / RECORDINGS_FILE).write_bytes(b"this is not sqlite at all" * 100)
+    agent = cireil.load(directory)  # loading never opens it
+    try:
+        first = _notices(agent, "one")
+        assert len(first) == 1 and "turn recording is off" in first[0] and RECORDINGS_FILE in first[0]
+        assert "move it away" in first[0]
+        assert _notices(agent, "two") == []  # said once
+        assert len(agent.session.history) == 6  # the turns themselves ran
+        assert (directory / RECORDINGS_FILE).read_bytes().startswith(b"this is not sqlite")  # never rewritten
+    finally:
+        agent.close()
+
+
+def test_a_store_of_another_format_is_refused_with_what_to_do(tmp_path, llm):
+    directory = turn_agent(tmp_path, llm.base_url)
+    db = sqlite3.connect(directory / RECORDINGS_FILE)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO meta VALUES ('format', ?)", (str(FORMAT + 1),))
+    db.commit()
+    db.close()
+    agent = cireil.load(directory)
+    try:
+        (notice,) = _notices(agent, "one")
+        assert f"format {FORMAT + 1}" in notice and "newer cireil" in notice
+        assert agent.turns() == [] and agent.recording.problem == notice
+    finally:
+        agent.close()
+    db = sqlite3.connect(directory / RECORDINGS_FILE)
+    db.execute("DELETE FROM meta")
+    db.execute("CREATE TABLE recordings (x)")
+    db.commit()
+    db.close()
+    agent = cireil.load(directory)
+    try:
+        (notice,) = _notices(agent, "one")
+        assert "without a format number" in notice and "move it away" in notice
+    finally:
+        agent.close()
+
+
+def test_bad_settings_turn_recording_off_and_name_the_file(tmp_path, llm):
+    agent = load(tmp_path, llm, "[recording]\nmax_turns = -3\n")
+    try:
+        (notice,) = _notices(agent, "one")
+        assert "config/cireil.toml: recording.max_turns must be a whole number >= 0" in notice
+    finally:
+        agent.close()
+
+
+def test_a_write_failure_mid_turn_stops_recording_and_the_turn_goes_on(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        agent.turn("first")  # opens the store
+        agent.recording.store.db.execute("DROP TABLE calls")
+        llm.script(reply.tool_calls(("session-info", {})), reply.tool_calls(("respond", {"content": "fine"})))
+        events: list[dict] = []
+        outcome = agent.turn("second", on_event=events.append)
+        assert outcome.ended == "respond" and outcome.text == "fine"
+        notices = [e["text"] for e in events if e["type"] == "notice"]
+        assert len(notices) == 1 and "turn recording is off" in notices[0]
+        assert agent.recording.store is None
+    finally:
+        agent.close()
