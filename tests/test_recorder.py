@@ -222,3 +222,23 @@ def test_a_write_failure_mid_turn_stops_recording_and_the_turn_goes_on(tmp_path,
         assert agent.recording.store is None
     finally:
         agent.close()
+
+
+def test_the_diff_shows_an_opened_file_re_rendered_after_a_write(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(
+            reply.tool_calls(("open-file", {"path": "/workspace/notes.md"})),
+            reply.tool_calls(("write", {"path": "/workspace/notes.md", "content": "# Notes\n\nBuy eggs.\n"})),
+            reply.tool_calls(("respond", {"content": "eggs now"})),
+        )
+        agent.turn("change the list")
+        steps = agent.turns()[-1].steps
+        opened = steps[1].diff(steps[0])
+        assert "opened files" in [opened.kind(m) for m in opened.added]
+        rerendered = [c for c in steps[2].diff(steps[1]).changed if c.kind == "opened files"]
+        assert rerendered and "Buy eggs." in json.dumps(rerendered[0].after)
+        assert "Buy milk." in json.dumps(rerendered[0].before)
+        assert "~ opened files re-rendered" in str(steps[2].diff(steps[1]))
+    finally:
+        agent.close()

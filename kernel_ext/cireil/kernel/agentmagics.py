@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from ..runtime.agent import Agent
 
 AGENT_MAGIC = "cireil_agent"
-PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME]"
+PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME] [--diff]"
+USAGE_USAGE = "%cireil usage [--session NAME | --all]"
+STEPS_USAGE = "%cireil steps [TURN]"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
 
@@ -173,8 +175,54 @@ def show_background(agent: Agent) -> None:
 def show_prompt(agent: Agent, args: list[str]) -> None:
     from ..render.prompt import PromptView
 
-    options = parse_options(args, ("session", "model", "provider"), PROMPT_USAGE)
-    display(PromptView(agent.prompt(**options)))
+    diff = "--diff" in args
+    options = parse_options([a for a in args if a != "--diff"], ("session", "model", "provider"), PROMPT_USAGE)
+    prepared = agent.prompt(**options)
+    if not diff:
+        display(PromptView(prepared))
+        return
+    from ..render.recording import PromptDiffView
+    from ..runtime.recorder.diff import diff_requests
+
+    turns = agent.turns(options.get("session"))
+    if not turns or not turns[-1].steps:
+        raise UsageError(f"no recorded model call in this session to compare with{_recording_off(agent)}")
+    last = turns[-1].steps[-1]
+    display(PromptDiffView(diff_requests(last.request, prepared.body), f"turn {last.turn_id}, step {last.n}"))
+
+
+def _recording_off(agent: Agent) -> str:
+    problem = agent.recording.problem if agent.recording.store is None else None
+    return f" ({problem})" if problem else ""
+
+
+def show_usage(agent: Agent, args: list[str]) -> None:
+    from ..render.recording import UsageView
+
+    everything = "--all" in args
+    options = parse_options([a for a in args if a != "--all"], ("session",), USAGE_USAGE)
+    if everything and options:
+        raise UsageError(f"--all and --session do not go together; usage: {USAGE_USAGE}")
+    session = "*" if everything else options.get("session")
+    turns = agent.turns(session)
+    scope = "every session" if everything else f"session {agent.session_id(session) if session else agent.session.id}"
+    if not turns and agent.recording.store is None:
+        raise UsageError(f"no usage to show{_recording_off(agent)}")
+    display(UsageView(turns, agent.recording.settings.prices, scope))
+
+
+def show_steps(agent: Agent, args: list[str]) -> None:
+    """`%cireil steps [TURN]`: the model calls of a recorded turn (the session's last by default)."""
+    from ..render.recording import StepsView
+
+    if len(args) > 1 or (args and not args[0].isdigit()):
+        raise UsageError(f"usage: {STEPS_USAGE} (TURN is a number from %cireil usage)")
+    turns = agent.turns("*" if args else None)
+    found = [t for t in turns if t.id == int(args[0])] if args else turns[-1:]
+    if not found:
+        what = f"turn {args[0]} is not recorded" if args else "no recorded turn in this session"
+        raise UsageError(f"{what}{_recording_off(agent)}; %cireil usage --all lists the recorded turns")
+    display(StepsView(found[0]))
 
 
 def show_sessions(agent: Agent, args: list[str]) -> None:

@@ -33,6 +33,9 @@ HELP = [
     ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
     ("context", "what the agent sees of its opened files and pinned sections"),
     ("prompt [--session NAME]", "the next model request: system prompt, messages, tool schemas, body"),
+    ("prompt --diff [--session NAME]", "what the next request changes against the last one sent (recorded)"),
+    ("usage [--session NAME | --all]", "recorded turns: tokens, time, cost (prices in config/cireil.toml)"),
+    ("steps [TURN]", "a recorded turn's model calls, each with its exact request and a diff against the one before"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),
     ("sessions", "the agent's persisted sessions, most recently active first"),
@@ -74,6 +77,8 @@ class CireilMagics:
             "session": self.session,
             "sessions": self.sessions,
             "prompt": self.prompt,
+            "usage": self.usage,
+            "steps": self.steps,
             "attach": self.attach,
             "mcp": self.mcp,
             "help": self.help,
@@ -232,6 +237,16 @@ class CireilMagics:
         from .agentmagics import show_prompt
 
         show_prompt(self._fresh_agent(), args)
+
+    def usage(self, args: list[str]) -> None:
+        from .agentmagics import show_usage
+
+        show_usage(self.require_agent(), args)
+
+    def steps(self, args: list[str]) -> None:
+        from .agentmagics import show_steps
+
+        show_steps(self.require_agent(), args)
 
     def attach(self, args: list[str]) -> None:
         _no_args(args, "attach")

@@ -141,6 +141,17 @@ class TurnView:
             raise
         return outcome
 
+    def _show_recorded(self, turn_id: int | None) -> None:
+        """Under the footer, the turn's model calls as recorded (runtime/recorder), each folded."""
+        if turn_id is None or self.agent.recording.store is None:
+            return
+        from ..render.recording import StepsView
+        from ..runtime.recorder.model import load_turn
+
+        turn = load_turn(self.agent.recording.store, turn_id)
+        if turn is not None and turn.steps:
+            display(StepsView(turn))
+
     def _drain(self) -> None:
         while True:
             try:
@@ -149,5 +160,6 @@ class TurnView:
                 return
             if event.get("type") == "end":
                 self._show(chat.footer(event["outcome"], time.perf_counter() - self.started))
+                self._show_recorded(event.get("recording"))
             else:
                 self.draw(event)

@@ -76,6 +76,11 @@ class StepDiff:
     changed: list[Change] = field(default_factory=list)
     tools_disabled: list[str] = field(default_factory=list)
     tools_enabled: list[str] = field(default_factory=list)
+    kinds: dict[int, str] = field(default_factory=dict, repr=False)  # id(message) -> what it is (kind_of)
+
+    def kind(self, message: dict) -> str:
+        """What an added or removed message is: system prompt, metadata, tool result, user, ..."""
+        return self.kinds.get(id(message)) or kind_of(message, 1)
 
     @property
     def stubbed(self) -> list[Change]:
@@ -91,8 +96,8 @@ class StepDiff:
 
     def lines(self) -> list[str]:
         """One line per change, for text views."""
-        out = [f"+ {kind_of(m, 1)}: {_brief(m)}" for m in self.added]
-        out += [f"- {kind_of(m, 1)}: {_brief(m)}" for m in self.removed]
+        out = [f"+ {self.kind(m)}: {_brief(m)}" for m in self.added]
+        out += [f"- {self.kind(m)}: {_brief(m)}" for m in self.removed]
         for c in self.changed:
             what = "stubbed by pruning" if c.stubbed else "re-rendered" if c.kind == "opened files" else "changed"
             out.append(f"~ {c.kind} {what}: {_brief(c.after)}")
@@ -123,6 +128,7 @@ def diff_requests(prev: dict | None, cur: dict) -> StepDiff:
     before = _keyed((prev or {}).get("messages") or [])
     after = _keyed(cur.get("messages") or [])
     diff = StepDiff()
+    diff.kinds = {id(m): key[0] for keyed in (before, after) for key, (_, m) in keyed.items()}
     for key, (_, message) in after.items():
         old = before.get(key)
         if old is None:

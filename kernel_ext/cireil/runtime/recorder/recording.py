@@ -183,6 +183,7 @@ class TurnTap:
         elif kind == "end":
             self._flush()
             if self.turn_id is not None:
+                event["recording"] = self.turn_id  # the turn view shows the recorded model calls under the turn
                 outcome = event["outcome"]
                 self.store.end_turn(
                     self.turn_id, outcome.ended, outcome.error, outcome.usage, time.perf_counter() - self.started

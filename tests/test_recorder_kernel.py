@@ -1,0 +1,86 @@
+"""The turn recorder in a real kernel: a turn's model calls fold open under it, %cireil usage,
+%cireil steps, %cireil prompt --diff."""
+
+from __future__ import annotations
+
+import pytest
+
+from cireil.scripted_llm import ScriptedLLM, reply
+from kernelharness import Kernel
+from test_recorder import BIG
+from turnkit import turn_agent
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+def llm():
+    with ScriptedLLM() as server:
+        yield server
+
+
+def html_of(run) -> str:
+    return "\n".join(b.get("text/html", "") for b in run.bundles)
+
+
+def test_a_turn_shows_each_model_call_with_its_request_and_diff_and_usage_adds_up(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url, model_extra="contextWindow = 6000\n")
+    (agent / "workspace" / "big.md").write_text(BIG)
+    (agent / "config" / "cireil.toml").write_text('[prices."scripted-1"]\ninput = 2.0\noutput = 10.0\n')
+    big = ("read", {"path": "/workspace/big.md"})
+    missing = ("read", {"path": "/workspace/nope.md"})
+    llm.script(
+        reply.tool_calls(big, reasoning=HOSTILE),
+        reply.tool_calls(big),
+        *(reply.tool_calls(missing) for _ in range(3)),
+        reply.tool_calls(("respond", {"content": "read gave up"})),
+    )
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        run = kernel.run(f"%%cireil_agent\nread the big file {HOSTILE}")
+        text, html = run.text(), html_of(run)
+        assert "recorded turn 1: 6 model calls" in text
+        assert "step 6 · " in text and "called respond" in text
+        assert "model calls (6)" in html and "<details" in html
+        assert "✕ tool disabled by the breaker: <code>read</code>" in html
+        assert "stubbed by pruning" in html
+        assert HOSTILE not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+        run = kernel.run("%cireil usage")
+        text = run.text()
+        assert "1 recorded turns" in text and "6 steps" in text
+        assert "$" in text and "no price for" not in text
+        assert "<table>" in html_of(run)
+
+        run = kernel.run("%cireil steps 1")
+        assert "recorded turn 1: 6 model calls" in run.text()
+        run = kernel.run("%cireil steps nine", ok=False)
+        assert "usage: %cireil steps [TURN]" in run.text()
+        run = kernel.run("%cireil steps 99", ok=False)
+        assert "turn 99 is not recorded" in run.text()
+
+        run = kernel.run("%cireil prompt --diff")
+        text = run.text()
+        assert "next request vs turn 1, step 6" in text
+        assert "+ assistant: respond" in text and "~ metadata changed" in text
+        assert "+ tool offered again: read" in text  # the breaker lasts one turn
+    finally:
+        kernel.shutdown()
+
+
+def test_usage_names_unpriced_models_and_recording_problems(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        run = kernel.run("%cireil prompt --diff", ok=False)
+        assert "no recorded model call in this session" in run.text()
+        kernel.run("%%cireil_agent\nhello")
+        run = kernel.run("%cireil usage --all")
+        assert "usage of every session: 1 recorded turns" in run.text()
+        assert 'no price for: scripted-1 ([prices."MODEL"] in config/cireil.toml)' in run.text()
+        run = kernel.run("%cireil usage --all --session x", ok=False)
+        assert "do not go together" in run.text()
+    finally:
+        kernel.shutdown()
