@@ -12,7 +12,9 @@ Target: runtime overhead under 5 ms median per step.
 
 The turn recorder (runtime/recorder) is measured in the same run: its own time per step, clocked
 inside its event tap (hashing new messages, the SQLite write), and the same turns run with recording
-paused, step time against step time. Target: under 1 ms per step.
+paused, step time against step time. Target: under 1 ms per step. Then the last recorded 50-step
+turn is replayed offline (agent.replay: a throwaway copy, the recorded replies from ScriptedLLM, tools
+for real). Target: under 2 s plus the replay's own tool time.
 """
 
 from __future__ import annotations
@@ -93,6 +95,9 @@ def main() -> int:
         for n in range(opts.turns):
             unrecorded += agent.turn(f"run {n}", session=f"notebook:bench-off-{n}").timings
         agent.recording.paused = False
+        recorded_turn = agent.turns(f"notebook:bench-{opts.turns - 1}")[-1]
+        replayed = agent.replay(recorded_turn)
+        assert replayed.model_calls == opts.steps, replayed.summary()
         agent.close()
 
         bare = asyncio.run(_bare_round_trips(llm.base_url, bodies))
@@ -120,6 +125,14 @@ def main() -> int:
     print(f"  difference             {(on - off) * 1000:+7.3f} ms per step   (noisy: two runs of the same turns)")
     rec_ok = sum(tap_time) / recorded_steps < 0.001
     print("recorder target (< 1 ms per step) met" if rec_ok else "recorder target (< 1 ms per step) missed")
+    replay_rest = replayed.seconds - replayed.tool_seconds
+    print("replay")
+    print(f"  {replayed.summary()}")
+    split = f"{replay_rest:.2f} s + {replayed.tool_seconds:.2f} s tools"
+    print(f"  replay of a {opts.steps}-step turn  {replayed.seconds:.2f} s = {split}")
+    print(
+        "replay target (< 2 s plus tool time) met" if replay_rest < 2 else "replay target (< 2 s plus tool time) missed"
+    )
     return 0
 
 

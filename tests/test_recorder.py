@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 import cireil
+from cireil.params import Integer, Params, String
 from cireil.runtime.recorder.store import FORMAT, RECORDINGS_FILE
+from cireil.runtime.tool import Tool
 from cireil.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
@@ -240,5 +242,117 @@ def test_the_diff_shows_an_opened_file_re_rendered_after_a_write(tmp_path, llm):
         assert rerendered and "Buy eggs." in json.dumps(rerendered[0].after)
         assert "Buy milk." in json.dumps(rerendered[0].before)
         assert "~ opened files re-rendered" in str(steps[2].diff(steps[1]))
+    finally:
+        agent.close()
+
+
+# -- replay ------------------------------------------------------------------------------------------
+def test_a_replay_makes_the_same_tool_calls_offline_and_leaves_the_agent_alone(tmp_path, llm):
+    agent = load(tmp_path, llm, model_extra="contextWindow = 6000\n")
+    try:
+        pruning_turn(agent, llm)
+        turn = agent.turns()[-1]
+        history = len(agent.session.history)
+        served = len(llm.requests)
+        result = agent.replay()
+        assert result.turn_id == turn.id and not result.in_place
+        assert result.same, result.summary()
+        assert result.tool_calls == [(c.name, c.arguments) for c in turn.calls]
+        assert result.model_calls == 6 and result.outcome.ended == "respond"
+        assert len(llm.requests) == served  # the live server was never asked
+        assert len(agent.session.history) == history and len(agent.turns("*")) == 1  # nothing added, not recorded
+        assert "every tool result as recorded" in repr(result)
+    finally:
+        agent.close()
+
+
+def test_a_replay_marks_the_steps_whose_results_changed(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(
+            reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+            reply.tool_calls(("list-dir", {"path": "/workspace"})),
+            reply.tool_calls(("respond", {"content": "milk"})),
+        )
+        agent.turn("what do I need?")
+        (agent.directory / "workspace" / "notes.md").write_text("# Notes\n\nBuy bread.\n")
+        result = agent.replay()
+        assert [s.n for s in result.differing] == [1]
+        (call,) = result.differing[0].calls
+        assert "Buy milk." in call.recorded["content"] and "Buy bread." in call.replayed["content"]
+        assert "1 step(s) differ" in result.summary()
+        assert (agent.directory / "workspace" / "notes.md").read_text() == "# Notes\n\nBuy bread.\n"
+    finally:
+        agent.close()
+
+
+def test_a_replay_in_place_runs_the_tools_on_the_agent_itself(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(
+            reply.tool_calls(("write", {"path": "/workspace/out.txt", "content": "first"})),
+            reply.tool_calls(("respond", {"content": "written"})),
+        )
+        agent.turn("write it")
+        (agent.directory / "workspace" / "out.txt").unlink()
+        copy = agent.replay()
+        assert copy.same and not (agent.directory / "workspace" / "out.txt").exists()
+        here = agent.replay(in_place=True)
+        assert here.same and here.in_place
+        assert (agent.directory / "workspace" / "out.txt").read_text() == "first"
+        assert agent.session_for("notebook:replay-1").history  # its own session, the original untouched
+    finally:
+        agent.close()
+
+
+def test_a_call_that_no_longer_validates_is_named_not_raised(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(
+            reply.tool_calls(("list-dir", {"path": "/workspace"}), ("read", {"path": "/workspace/notes.md"})),
+            reply.tool_calls(("respond", {"content": "done"})),
+        )
+        agent.turn("look")
+        tools = agent.directory / "config" / "tools.toml"
+        tools.write_text(tools.read_text().replace("read = true", "read = false"))
+        result = agent.replay()
+        assert result.invalid == ["step 1: tool 'read' is not enabled any more"]
+        assert not result.same and [s.n for s in result.differing] == [1]
+        assert "not available" in result.differing[0].calls[1].replayed["error"]
+    finally:
+        agent.close()
+
+
+def counter(*, renamed: bool) -> Tool:
+    """A Python tool whose argument is renamed between two versions (text -> words)."""
+
+    async def run(args, ctx):
+        return {"count": len(str(args.get("words", args.get("text"))).split()), "success": True}
+
+    params = Params(words=String()) if renamed else Params(text=String(), times=Integer(default=1))
+    return Tool(name="count", description="Count words.", params=params, run=run)
+
+
+def test_a_tool_whose_arguments_changed_shape_is_named_in_the_replay(tmp_path, llm):
+    directory = turn_agent(tmp_path, llm.base_url)
+    tools = directory / "config" / "tools.toml"
+    tools.write_text(tools.read_text() + "count = true\n")
+    agent = cireil.load(directory, tools=[counter(renamed=False)])
+    try:
+        llm.script(
+            reply.tool_calls(("count", {"text": "one two three"})),
+            reply.tool_calls(("respond", {"content": "three"})),
+        )
+        agent.turn("count")
+    finally:
+        agent.close()
+    agent = cireil.load(directory, tools=[counter(renamed=True)])
+    try:
+        result = agent.replay()
+        (why,) = result.invalid
+        assert why.startswith("step 1: count no longer accepts the recorded arguments:") and "words" in why
+        (call,) = result.differing[0].calls
+        assert call.invalid == why and call.recorded == {"count": 3, "success": True}
+        assert call.replayed["success"] is False
     finally:
         agent.close()

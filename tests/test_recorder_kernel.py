@@ -84,3 +84,28 @@ def test_usage_names_unpriced_models_and_recording_problems(tmp_path, llm):
         assert "do not go together" in run.text()
     finally:
         kernel.shutdown()
+
+
+def test_replay_from_the_magic_marks_a_changed_step(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    llm.script(
+        reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+        reply.tool_calls(("respond", {"content": "milk"})),
+    )
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        kernel.run("%%cireil_agent\nwhat do I need?")
+        run = kernel.run("%cireil replay")
+        assert "replay of turn 1 (on a throwaway copy): 2 steps, every tool result as recorded" in run.text()
+        (agent / "workspace" / "notes.md").write_text(f"# Notes\n\n{HOSTILE}\n")
+        run = kernel.run("%cireil replay 1")
+        text, html = run.text(), html_of(run)
+        assert "1 step(s) differ" in text and "≠ step 1" in text and "read" in text and "≠ result differs" in text
+        assert HOSTILE not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+        run = kernel.run("%cireil replay 7", ok=False)
+        assert "turn 7 is not recorded" in run.text()
+        run = kernel.run("%cireil replay --bogus", ok=False)
+        assert "usage: %cireil replay [TURN] [--in-place]" in run.text()
+    finally:
+        kernel.shutdown()

@@ -28,6 +28,7 @@ AGENT_MAGIC = "cireil_agent"
 PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME] [--diff]"
 USAGE_USAGE = "%cireil usage [--session NAME | --all]"
 STEPS_USAGE = "%cireil steps [TURN]"
+REPLAY_USAGE = "%cireil replay [TURN] [--in-place]"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
 
@@ -231,3 +232,16 @@ def show_sessions(agent: Agent, args: list[str]) -> None:
     if args:
         raise UsageError("usage: %cireil sessions")
     display(SessionList(agent.slug, agent.session.id, agent.sessions(), agent.store is not None))
+
+
+def run_replay(agent: Agent, args: list[str]) -> None:
+    """`%cireil replay [TURN] [--in-place]`: the recorded turn again, offline; differing steps marked."""
+    in_place = "--in-place" in args
+    rest = [a for a in args if a != "--in-place"]
+    if len(rest) > 1 or (rest and not rest[0].isdigit()):
+        raise UsageError(f"usage: {REPLAY_USAGE} (TURN is a number from %cireil usage)")
+    try:
+        result = agent.replay(int(rest[0]) if rest else None, in_place=in_place)
+    except ValueError as exc:
+        raise UsageError(f"{exc}{_recording_off(agent)}; %cireil usage --all lists the recorded turns") from None
+    display(result)

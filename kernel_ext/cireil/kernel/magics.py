@@ -35,6 +35,10 @@ HELP = [
     ("prompt [--session NAME]", "the next model request: system prompt, messages, tool schemas, body"),
     ("prompt --diff [--session NAME]", "what the next request changes against the last one sent (recorded)"),
     ("usage [--session NAME | --all]", "recorded turns: tokens, time, cost (prices in config/cireil.toml)"),
+    (
+        "replay [TURN] [--in-place]",
+        "re-run a recorded turn offline (recorded replies, real tools on a copy); diffs marked",
+    ),
     ("steps [TURN]", "a recorded turn's model calls, each with its exact request and a diff against the one before"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),
@@ -79,6 +83,7 @@ class CireilMagics:
             "prompt": self.prompt,
             "usage": self.usage,
             "steps": self.steps,
+            "replay": self.replay,
             "attach": self.attach,
             "mcp": self.mcp,
             "help": self.help,
@@ -247,6 +252,11 @@ class CireilMagics:
         from .agentmagics import show_steps
 
         show_steps(self.require_agent(), args)
+
+    def replay(self, args: list[str]) -> None:
+        from .agentmagics import run_replay
+
+        run_replay(self.require_agent(), args)
 
     def attach(self, args: list[str]) -> None:
         _no_args(args, "attach")

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .mcp.discovery import Discovered
     from .recorder.model import RecordedTurn
     from .recorder.recording import Recording
+    from .recorder.replay import ReplayResult
     from .sessions.store import SessionStore
     from .toollint import Finding
 
@@ -623,6 +624,24 @@ class Agent(McpInspection):
             return []
         target = None if session == "*" else self.session_id(session) if session else self.session.id
         return load_turns(store, target)
+
+    def replay(self, turn: RecordedTurn | int | None = None, *, in_place: bool = False) -> ReplayResult:
+        """Re-run a recorded turn (the session's last by default) offline: recorded replies, real tools on a
+        throwaway copy of this agent (or on itself with in_place=True); each result compared with the recording."""
+        from .recorder.model import load_turn
+        from .recorder.replay import replay
+
+        if turn is None or isinstance(turn, int):
+            store = self.recording.store
+            if store is None:
+                raise ValueError(self.recording.problem or "turn recording is off")
+            found = load_turn(store, turn) if turn is not None else (self.turns() or [None])[-1]
+            if found is None:
+                raise ValueError(
+                    f"turn {turn} is not recorded" if turn is not None else "no recorded turn in this session"
+                )
+            turn = found
+        return replay(self, turn, in_place=in_place)
 
     @property
     def recording(self) -> Recording:
