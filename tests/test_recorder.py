@@ -4,7 +4,10 @@ never in the way of the agent when its file is broken."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -356,3 +359,54 @@ def test_a_tool_whose_arguments_changed_shape_is_named_in_the_replay(tmp_path, l
         assert call.replayed["success"] is False
     finally:
         agent.close()
+
+
+# -- export as a test --------------------------------------------------------------------------------
+def run_pytest(path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(cireil.__file__).parent.parent)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", str(path), "-q", "-p", "no:cacheprovider"],
+        cwd=path.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_an_exported_test_passes_then_fails_when_a_tool_changes_behaviour(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(
+            reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+            reply.tool_calls(("write", {"path": "/workspace/list.txt", "content": "milk"})),
+            reply.tool_calls(("respond", {"content": "noted"})),
+        )
+        agent.turn("what do I need? it's \"\"\" quoted \\ '''")
+        turn = agent.turns()[-1]
+        out = tmp_path / "tests" / "test_shopping.py"
+        out.parent.mkdir()
+        assert agent.export_test(turn.id, out, fields=["read.content", "success"]) == out
+        with pytest.raises(ValueError, match="exists"):
+            agent.export_test(turn.id, out)
+    finally:
+        agent.close()
+    text = out.read_text()
+    assert "EXPECTED_CALLS" in text and "'/workspace/notes.md'" in text and "Buy milk." in text
+
+    (agent.directory / "workspace" / "list.txt").unlink()
+    passed = run_pytest(out)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "1 passed" in passed.stdout
+    assert not (agent.directory / "workspace" / "list.txt").exists()  # the write ran on a throwaway copy
+
+    (agent.directory / "workspace" / "notes.md").write_text("# Notes\n\nBuy bread.\n")  # what read returns changes
+    failed = run_pytest(out)
+    assert failed.returncode == 1 and "result field 'content' changed" in failed.stdout
+
+    (agent.directory / "workspace" / "notes.md").write_text("# Notes\n\nBuy milk.\n")
+    assert run_pytest(out).returncode == 0
+    tools = agent.directory / "config" / "tools.toml"
+    tools.write_text(tools.read_text().replace("write = true", "write = false"))  # configuration changes
+    failed = run_pytest(out)
+    assert failed.returncode == 1 and "tool 'write' is not enabled any more" in failed.stdout

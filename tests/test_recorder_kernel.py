@@ -109,3 +109,24 @@ def test_replay_from_the_magic_marks_a_changed_step(tmp_path, llm):
         assert "usage: %cireil replay [TURN] [--in-place]" in run.text()
     finally:
         kernel.shutdown()
+
+
+def test_export_test_from_the_magic(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    llm.script(reply.tool_calls(("list-dir", {"path": "/workspace"})), reply.tool_calls(("respond", {"content": "ok"})))
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        kernel.run('%%cireil_agent\nwhat is there? """')
+        target = tmp_path / "test_listing.py"
+        run = kernel.run(f"%cireil export test 1 {target} --fields list-dir.entries")
+        assert f"wrote {target}: replays turn 1 offline" in run.text()
+        assert "EXPECTED_FIELDS = {'1.0': {'entries'" in target.read_text()
+        run = kernel.run(f"%cireil export test 1 {target}", ok=False)
+        assert "exists" in run.text()
+        run = kernel.run("%cireil export notebook 1 x.ipynb", ok=False)
+        assert "usage: %cireil export test TURN PATH.py" in run.text()
+        run = kernel.run(f"%cireil export test 5 {tmp_path / 'other.py'}", ok=False)
+        assert "turn 5 is not recorded" in run.text()
+    finally:
+        kernel.shutdown()

@@ -29,6 +29,7 @@ PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME
 USAGE_USAGE = "%cireil usage [--session NAME | --all]"
 STEPS_USAGE = "%cireil steps [TURN]"
 REPLAY_USAGE = "%cireil replay [TURN] [--in-place]"
+EXPORT_USAGE = "%cireil export test TURN PATH.py [--fields F1,TOOL.F2]"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
 
@@ -245,3 +246,16 @@ def run_replay(agent: Agent, args: list[str]) -> None:
     except ValueError as exc:
         raise UsageError(f"{exc}{_recording_off(agent)}; %cireil usage --all lists the recorded turns") from None
     display(result)
+
+
+def export_turn(agent: Agent, args: list[str]) -> None:
+    """`%cireil export test TURN PATH.py [--fields ...]`: the recorded turn as a pytest file."""
+    if len(args) < 3 or args[0] != "test" or not args[1].isdigit():
+        raise UsageError(f"usage: {EXPORT_USAGE}")
+    options = parse_options(args[3:], ("fields",), EXPORT_USAGE)
+    fields = [f.strip() for f in options.get("fields", "").split(",") if f.strip()]
+    try:
+        path = agent.export_test(int(args[1]), args[2], fields=fields)
+    except ValueError as exc:
+        raise UsageError(f"{exc}{_recording_off(agent)}") from None
+    print(f"wrote {path}: replays turn {args[1]} offline; run it with `pytest {path}`")

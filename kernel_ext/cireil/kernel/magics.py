@@ -39,6 +39,7 @@ HELP = [
         "replay [TURN] [--in-place]",
         "re-run a recorded turn offline (recorded replies, real tools on a copy); diffs marked",
     ),
+    ("export test TURN PATH.py [--fields F,TOOL.F]", "a recorded turn as a pytest file: same tool calls, results"),
     ("steps [TURN]", "a recorded turn's model calls, each with its exact request and a diff against the one before"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),
@@ -84,6 +85,7 @@ class CireilMagics:
             "usage": self.usage,
             "steps": self.steps,
             "replay": self.replay,
+            "export": self.export,
             "attach": self.attach,
             "mcp": self.mcp,
             "help": self.help,
@@ -257,6 +259,11 @@ class CireilMagics:
         from .agentmagics import run_replay
 
         run_replay(self.require_agent(), args)
+
+    def export(self, args: list[str]) -> None:
+        from .agentmagics import export_turn
+
+        export_turn(self.require_agent(), args)
 
     def attach(self, args: list[str]) -> None:
         _no_args(args, "attach")

@@ -628,20 +628,29 @@ class Agent(McpInspection):
     def replay(self, turn: RecordedTurn | int | None = None, *, in_place: bool = False) -> ReplayResult:
         """Re-run a recorded turn (the session's last by default) offline: recorded replies, real tools on a
         throwaway copy of this agent (or on itself with in_place=True); each result compared with the recording."""
-        from .recorder.model import load_turn
         from .recorder.replay import replay
 
-        if turn is None or isinstance(turn, int):
-            store = self.recording.store
-            if store is None:
-                raise ValueError(self.recording.problem or "turn recording is off")
-            found = load_turn(store, turn) if turn is not None else (self.turns() or [None])[-1]
-            if found is None:
-                raise ValueError(
-                    f"turn {turn} is not recorded" if turn is not None else "no recorded turn in this session"
-                )
-            turn = found
-        return replay(self, turn, in_place=in_place)
+        return replay(self, self._recorded(turn), in_place=in_place)
+
+    def export_test(self, turn: RecordedTurn | int | None, path: str | Path, *, fields: Iterable[str] = ()) -> Path:
+        """Write a pytest file that replays `turn` offline and fails when the tools no longer behave as
+        recorded: same tool calls, same success, and the result `fields` picked ("content", "read.content")."""
+        from .recorder.export import export_test
+
+        return export_test(self._recorded(turn), self.directory, Path(path), list(fields))
+
+    def _recorded(self, turn: RecordedTurn | int | None) -> RecordedTurn:
+        from .recorder.model import load_turn
+
+        if turn is not None and not isinstance(turn, int):
+            return turn
+        store = self.recording.store
+        if store is None:
+            raise ValueError(self.recording.problem or "turn recording is off")
+        found = load_turn(store, turn) if turn is not None else (self.turns() or [None])[-1]
+        if found is None:
+            raise ValueError(f"turn {turn} is not recorded" if turn is not None else "no recorded turn in this session")
+        return found
 
     @property
     def recording(self) -> Recording:

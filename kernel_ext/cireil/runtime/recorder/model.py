@@ -127,6 +127,64 @@ class RecordedTurn:
     def when(self) -> str:
         return datetime.fromtimestamp(self.started, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
+    def to_dict(self) -> dict:
+        """What replaying the turn needs, as JSON-ready data (an exported test carries it)."""
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "started": self.started,
+            "model": self.model,
+            "provider": self.provider,
+            "user": self.user,
+            "ended": self.ended,
+            "usage": self.usage,
+            "steps": [
+                {
+                    "n": s.n,
+                    "reply": s.reply,
+                    "calls": [
+                        {"id": c.id, "name": c.name, "arguments": c.arguments, "result": c.result} for c in s.calls
+                    ],
+                }
+                for s in self.steps
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RecordedTurn:
+        """A turn from `to_dict`'s data, without a store: enough to replay it (requests are not kept)."""
+        steps = [
+            RecordedStep(
+                data["id"],
+                s["n"],
+                s["reply"],
+                None,
+                None,
+                None,
+                [
+                    ToolCallRecord(s["n"], i, c.get("id"), c["name"], c.get("arguments") or {}, c["result"], 0.0)
+                    for i, c in enumerate(s.get("calls") or ())
+                ],
+                _request={},
+            )
+            for s in data["steps"]
+        ]
+        return cls(
+            data["id"],
+            data["session_id"],
+            data.get("started", 0.0),
+            data.get("model", ""),
+            data.get("provider", ""),
+            data.get("user"),
+            data.get("ended", ""),
+            None,
+            data.get("usage") or {},
+            None,
+            len(steps),
+            None,
+            steps,
+        )
+
     def __repr__(self) -> str:
         return f"<RecordedTurn {self.id} {self.session_id} {self.step_count} steps, {self.ended}: {self.text[:40]!r}>"
 
