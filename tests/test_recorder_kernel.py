@@ -65,6 +65,7 @@ def test_a_turn_shows_each_model_call_with_its_request_and_diff_and_usage_adds_u
         assert "next request vs turn 1, step 6" in text
         assert "+ assistant: respond" in text and "~ metadata changed" in text
         assert "+ tool offered again: read" in text  # the breaker lasts one turn
+        assert "+ user" not in text and "- user" not in text  # a stored message matches its live twin
     finally:
         kernel.shutdown()
 

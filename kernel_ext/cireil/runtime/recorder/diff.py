@@ -6,6 +6,7 @@ metadata message, an assistant message by its calls), not by position: pruning m
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 OPENED_FILES = "<opened_files>"
@@ -44,7 +45,7 @@ def _identity(message: dict, index: int) -> tuple:
         return (kind, tuple(c.get("id") for c in message["tool_calls"]))
     if kind in ("system prompt", "system reminder", "metadata", "opened files"):
         return (kind,)
-    return (kind, repr(message))  # matched only by equal content
+    return (kind, json.dumps(message, sort_keys=True, default=str))  # matched only by equal content
 
 
 def _keyed(messages: list[dict]) -> dict[tuple, tuple[int, dict]]:
