@@ -410,3 +410,12 @@ def test_an_exported_test_passes_then_fails_when_a_tool_changes_behaviour(tmp_pa
     tools.write_text(tools.read_text().replace("write = true", "write = false"))  # configuration changes
     failed = run_pytest(out)
     assert failed.returncode == 1 and "tool 'write' is not enabled any more" in failed.stdout
+
+
+def test_the_recordings_file_is_private(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        agent.turn("hi")
+        assert (agent.directory / RECORDINGS_FILE).stat().st_mode & 0o777 == 0o600
+    finally:
+        agent.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,13 +39,18 @@ class Recording:
         self._store: RecordingStore | None = None
         self._opened = False
         self.settings = RecorderSettings()
-        self.paused = False  # True: turns run unrecorded until set back (the file stays open)
+        self.paused = False
+        self._lock = threading.Lock()  # True: turns run unrecorded until set back (the file stays open)
 
     @property
     def path(self) -> Path:
         return self.agent_dir / RECORDINGS_FILE
 
     def open(self) -> RecordingStore | None:
+        with self._lock:  # the notebook's first look and a background turn may both open it
+            return self._open()
+
+    def _open(self) -> RecordingStore | None:
         if not self._opened:
             self._opened = True
             try:

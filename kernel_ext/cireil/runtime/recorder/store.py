@@ -11,8 +11,11 @@ do, never rewritten.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,13 +85,27 @@ class StepRow:
     latency: float | None
 
 
+def _locked(method: Any) -> Any:
+    @functools.wraps(method)
+    def run(self: RecordingStore, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class RecordingStore:
+    """Thread-safe: turns write on the runtime thread while the notebook reads; one lock serialises both."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.lock = threading.RLock()
+        if not path.exists():  # created 0600 before SQLite touches it: it holds whole conversations
+            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
         try:
             self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -124,10 +141,12 @@ class RecordingStore:
             )
             raise RecordingStoreError(f"{self.path}: {what}, this cireil records format {FORMAT}: {advice}")
 
+    @_locked
     def close(self) -> None:
         self.db.close()
 
     # -- writing -------------------------------------------------------------------------------
+    @_locked
     def begin_turn(self, session_id: str, model: str, provider: str, user: dict | None) -> int:
         cur = self.db.execute(
             "INSERT INTO turns (session_id, started, model, provider, user_message) VALUES (?, ?, ?, ?, ?)",
@@ -135,6 +154,7 @@ class RecordingStore:
         )
         return int(cur.lastrowid)
 
+    @_locked
     def write_step(
         self,
         turn_id: int,
@@ -169,6 +189,7 @@ class RecordingStore:
             db.execute("ROLLBACK")
             raise
 
+    @_locked
     def end_turn(self, turn_id: int, ended: str, error: str | None, usage: dict, seconds: float) -> None:
         self.db.execute(
             "UPDATE turns SET ended = ?, error = ?, usage = ?, seconds = ? WHERE id = ?",
@@ -182,6 +203,7 @@ class RecordingStore:
         size = self.db.execute("PRAGMA page_size").fetchone()[0]
         return (pages - free) * size
 
+    @_locked
     def evict(self, max_turns: int, max_bytes: int) -> int:
         """Delete the oldest turns beyond `max_turns`, then while the file holds more than `max_bytes`;
         returns how many went. The newest turn always stays."""
@@ -219,6 +241,7 @@ class RecordingStore:
         return len(ids)
 
     # -- reading -------------------------------------------------------------------------------
+    @_locked
     def turns(self, session_id: str | None = None) -> list[dict]:
         query = (
             "SELECT id, session_id, started, model, provider, user_message, ended, error, steps, usage, seconds"
@@ -254,6 +277,7 @@ class RecordingStore:
         found = [t for t in self.turns() if t["id"] == turn_id]  # small table; turns() is the one reader
         return found[0] if found else None
 
+    @_locked
     def steps(self, turn_id: int) -> list[StepRow]:
         rows = self.db.execute(
             "SELECT turn_id, n, request, reply, estimate, ttft, latency FROM steps WHERE turn_id = ? ORDER BY n",
@@ -261,6 +285,7 @@ class RecordingStore:
         )
         return [StepRow(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6]) for r in rows]
 
+    @_locked
     def calls(self, turn_id: int) -> list[dict]:
         rows = self.db.execute(
             "SELECT step, position, call_id, name, arguments, result, duration FROM calls WHERE turn_id = ? "
@@ -280,6 +305,7 @@ class RecordingStore:
             for r in rows
         ]
 
+    @_locked
     def blobs(self, hashes: list[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         unique = list(dict.fromkeys(hashes))
