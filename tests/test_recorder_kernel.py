@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cireil.scripted_llm import ScriptedLLM, reply
@@ -125,9 +127,44 @@ def test_export_test_from_the_magic(tmp_path, llm):
         assert "EXPECTED_FIELDS = {'1.0': {'entries'" in target.read_text()
         run = kernel.run(f"%cireil export test 1 {target}", ok=False)
         assert "exists" in run.text()
-        run = kernel.run("%cireil export notebook 1 x.ipynb", ok=False)
+        run = kernel.run("%cireil export tests 1 x.py", ok=False)
         assert "usage: %cireil export test TURN PATH.py" in run.text()
         run = kernel.run(f"%cireil export test 5 {tmp_path / 'other.py'}", ok=False)
         assert "turn 5 is not recorded" in run.text()
     finally:
         kernel.shutdown()
+
+
+def test_an_exported_session_notebook_replays_offline_with_nbclient(tmp_path, llm):
+    import nbformat
+    from nbclient import NotebookClient
+
+    agent = turn_agent(tmp_path, llm.base_url)
+    llm.script(
+        reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+        reply.tool_calls(("respond", {"content": "You need milk."})),
+        reply.tool_calls(("write", {"path": "/workspace/list.txt", "content": "milk"})),
+        reply.tool_calls(("respond", {"content": "Written down."})),
+    )
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        kernel.run("%%cireil_agent --session shopping\nwhat do I need?")
+        kernel.run(f"%%cireil_agent --session shopping\nwrite it down {HOSTILE}")
+        target = tmp_path / "shopping.ipynb"
+        run = kernel.run(f"%cireil export notebook shopping {target}")
+        assert f"wrote {target}: replays session notebook:shopping offline" in run.text()
+        run = kernel.run(f"%cireil export notebook nobody {tmp_path / 'none.ipynb'}", ok=False)
+        assert "session notebook:nobody has no recorded turn" in run.text()
+    finally:
+        kernel.shutdown()
+    (agent / "workspace" / "list.txt").unlink()
+    served = len(llm.requests)
+    nb = nbformat.read(target, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert "You need milk." in outputs and "Written down." in outputs and "Buy milk." in outputs
+    html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "write it down" in html and HOSTILE not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert len(llm.requests) == served  # the recorded replies came from the notebook's own stand-in
+    assert not (agent / "workspace" / "list.txt").exists()  # the write ran on the copy

@@ -29,7 +29,7 @@ PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME
 USAGE_USAGE = "%cireil usage [--session NAME | --all]"
 STEPS_USAGE = "%cireil steps [TURN]"
 REPLAY_USAGE = "%cireil replay [TURN] [--in-place]"
-EXPORT_USAGE = "%cireil export test TURN PATH.py [--fields F1,TOOL.F2]"
+EXPORT_USAGE = "%cireil export test TURN PATH.py [--fields F1,TOOL.F2] | export notebook SESSION PATH.ipynb"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
 
@@ -249,7 +249,15 @@ def run_replay(agent: Agent, args: list[str]) -> None:
 
 
 def export_turn(agent: Agent, args: list[str]) -> None:
-    """`%cireil export test TURN PATH.py [--fields ...]`: the recorded turn as a pytest file."""
+    """`%cireil export test TURN PATH.py [--fields ...]`: the recorded turn as a pytest file;
+    `%cireil export notebook SESSION PATH.ipynb`: the session's recorded turns as a notebook replaying them."""
+    if len(args) == 3 and args[0] == "notebook":
+        try:
+            path = agent.export_notebook(args[1], args[2])
+        except ValueError as exc:
+            raise UsageError(f"{exc}{_recording_off(agent)}") from None
+        print(f"wrote {path}: replays session {agent.session_id(args[1])} offline, one cell per turn")
+        return
     if len(args) < 3 or args[0] != "test" or not args[1].isdigit():
         raise UsageError(f"usage: {EXPORT_USAGE}")
     options = parse_options(args[3:], ("fields",), EXPORT_USAGE)

@@ -40,6 +40,7 @@ HELP = [
         "re-run a recorded turn offline (recorded replies, real tools on a copy); diffs marked",
     ),
     ("export test TURN PATH.py [--fields F,TOOL.F]", "a recorded turn as a pytest file: same tool calls, results"),
+    ("export notebook SESSION PATH.ipynb", "a session's recorded turns as a notebook that replays them offline"),
     ("steps [TURN]", "a recorded turn's model calls, each with its exact request and a diff against the one before"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),

@@ -639,6 +639,16 @@ class Agent(McpInspection):
 
         return export_test(self._recorded(turn), self.directory, Path(path), list(fields))
 
+    def export_notebook(self, session: str | None, path: str | Path) -> Path:
+        """Write a notebook replaying the recorded turns of `session` (the current one by default) offline,
+        one %%cireil_agent cell per turn, tools running on a throwaway copy of this agent."""
+        from .recorder.notebook import export_notebook
+
+        if self.recording.store is None:
+            raise ValueError(self.recording.problem or "turn recording is off")
+        target = self.session_id(session) if session else self.session.id
+        return export_notebook(self.turns(target), self.directory, target, Path(path))
+
     def _recorded(self, turn: RecordedTurn | int | None) -> RecordedTurn:
         from .recorder.model import load_turn
 

@@ -150,9 +150,18 @@ def invalid_calls(agent: Agent, turn: RecordedTurn) -> dict[tuple[int, int], str
     return out
 
 
-def _copy_agent(agent: Agent, into: Path) -> Path:
+def offline_copy(agent_dir: str | Path, base_url: str, into: str | Path) -> Path:
+    """A copy of the agent at `agent_dir` under `into` (sessions left behind) whose every provider talks to
+    the scripted server at `base_url`: what a replay and an exported notebook run on."""
+    from ..layout import AgentLayout
+
+    directory = _copy_agent(AgentLayout.find(agent_dir), Path(into))
+    _point_engine_at(directory, base_url)
+    return directory
+
+
+def _copy_agent(layout: Any, into: Path) -> Path:
     """The agent's directory (and its runtime root's config and plugins) under `into`, sessions left behind."""
-    layout = agent.layout
     target = into / "agents" / layout.slug if layout.runtime_root is not None else into / layout.slug
     shutil.copytree(layout.directory, target, ignore=shutil.ignore_patterns(*LEFT_BEHIND), symlinks=True)
     if layout.runtime_root is not None:
@@ -191,8 +200,7 @@ def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> Repla
         else:
             import cireil
 
-            directory = _copy_agent(agent, Path(tmp))
-            _point_engine_at(directory, llm.base_url)
+            directory = offline_copy(agent.directory, llm.base_url, tmp)
             target = cireil.load(directory, tools=list(agent.extra_tools.values()))
         try:
             invalid = invalid_calls(target, turn)
