@@ -153,6 +153,7 @@ class Engine:
         on_event: EventSink,
         provider: str | None = None,
         model: str | None = None,
+        on_tool_call: Any = None,
     ) -> TurnOutcome:
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -173,6 +174,7 @@ class Engine:
                 tools=self.agent.offered_tools(session),  # the session's grant filters what is offered
                 notices=notices + more,
             )
+            turn.on_tool_call = on_tool_call  # step mode from Python (engine/toolhook.py)
             return await turn.run(user)
 
     def _background_event(self, event: dict) -> None:

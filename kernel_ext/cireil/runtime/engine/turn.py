@@ -119,6 +119,7 @@ class Turn:
         self.outcome = TurnOutcome(session.id, model=model)
         self._uncommitted: list[dict] = []
         self._checkpoint = session.state()
+        self.on_tool_call: Any = None  # step mode from Python (engine/toolhook.py), asked before each call
 
     # -- persistence ------------------------------------------------------------------------------
     def _add(self, message: dict) -> None:
@@ -303,6 +304,12 @@ class Turn:
 
     async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
         """The result data, and what the tool left for the person's view (ToolResult.inspect)."""
+        if self.on_tool_call is not None:
+            from .toolhook import decide
+
+            decided = await decide(self.on_tool_call, call, self.outcome.steps)
+            if decided is not None:
+                return decided, {}
         name = call["name"]
         tool = self.tools.get(name)
         if tool is None and not self.session.allows(name) and name in self.agent.current_tools():

@@ -122,7 +122,8 @@ def _brief(message: dict, limit: int = 100) -> str:
 
 
 def _tool_names(body: dict | None) -> list[str]:
-    return [t.get("function", {}).get("name", "") for t in (body or {}).get("tools") or ()]
+    # OpenAI-shaped {"function": {"name"}}, or a provider kind that names its tools at the top
+    return [(t.get("function") or {}).get("name") or t.get("name", "") for t in (body or {}).get("tools") or ()]
 
 
 def diff_requests(prev: dict | None, cur: dict) -> StepDiff:
