@@ -419,3 +419,82 @@ def test_the_recordings_file_is_private(tmp_path, llm):
         assert (agent.directory / RECORDINGS_FILE).stat().st_mode & 0o777 == 0o600
     finally:
         agent.close()
+
+
+# -- fork --------------------------------------------------------------------------------------------
+def four_steps(agent, llm) -> None:
+    llm.script(
+        reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+        reply.tool_calls(("list-dir", {"path": "/workspace"})),
+        reply.tool_calls(("write", {"path": "/workspace/list.txt", "content": "milk"})),
+        reply.tool_calls(("respond", {"content": "written"})),
+    )
+    agent.turn("earlier message")  # history before the forked turn
+    agent.turn("make my list")
+
+
+def test_a_fork_at_step_3_with_an_edited_argument_runs_offline_in_a_new_linked_session(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(reply.tool_calls(("respond", {"content": "hello"})))
+        four_steps(agent, llm)
+        original = agent.turns()[-1]
+        before = [(s.n, s.reply) for s in original.steps]
+        served = len(llm.requests)
+        outcome = agent.fork(original.id, 3, arguments={"path": "/workspace/list.txt", "content": "eggs"})
+        assert outcome.ended == "respond" and outcome.steps == 4
+        assert outcome.session_id == f"notebook:fork-{original.id}-3"
+        assert len(llm.requests) == served  # offline: no model was asked
+        assert (agent.directory / "workspace" / "list.txt").read_text() == "eggs"
+        (forked,) = agent.turns(outcome.session_id)
+        assert forked.origin == {"turn": original.id, "step": 3, "session": "notebook:main"}
+        assert forked.calls[2].arguments == {"path": "/workspace/list.txt", "content": "eggs"}
+        sent = forked.steps[0].request["messages"]
+        assert any("earlier message" in json.dumps(m) for m in sent)  # the history before the turn came along
+        assert not any("make my list" in json.dumps(m) for m in sent[:-2])  # ... and not the turn itself twice
+        again = agent.turns("notebook:main")[-1]
+        assert [(s.n, s.reply) for s in again.steps] == before and again.origin is None  # the original unchanged
+        assert agent.fork(original.id, 3).session_id == f"notebook:fork-{original.id}-3-2"
+    finally:
+        agent.close()
+
+
+def test_a_fork_substitutes_a_result_and_continues_live(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(reply.tool_calls(("respond", {"content": "hello"})))
+        four_steps(agent, llm)
+        original = agent.turns()[-1]
+        served = len(llm.requests)
+        llm.script(reply.tool_calls(("respond", {"content": "the live model answered"})))
+        outcome = agent.fork(original, 1, result={"content": "Buy caviar.", "success": True}, live=True)
+        assert outcome.text == "the live model answered" and outcome.steps == 2
+        assert len(llm.requests) == served + 1  # step 1 recorded, step 2 live
+        live_body = llm.requests[-1].body
+        results = [json.loads(m["content"]) for m in live_body["messages"] if m["role"] == "tool"]
+        assert results[-1] == {"name": "read", "content": "Buy caviar.", "success": True}
+        with pytest.raises(ValueError, match="steps 1 to 4, not 9"):
+            agent.fork(original, 9)
+        with pytest.raises(ValueError, match="pass live=True"):
+            agent.fork(original, 1, model="other")
+        with pytest.raises(ValueError, match="position 5 is none"):
+            agent.fork(original, 1, position=5, result={})
+    finally:
+        agent.close()
+
+
+def test_an_offline_fork_that_runs_out_of_replies_ends_quietly(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(
+            reply.tool_calls(("respond", {"content": "working", "final": False})),
+            reply.tool_calls(("respond", {"content": "done"})),
+        )
+        agent.turn("go")
+        # the edited first reply is a final respond no more, so the recorded second one is used and then...
+        outcome = agent.fork(1, 1, arguments={"content": "still working", "final": False})
+        assert outcome.ended == "respond"
+        outcome = agent.fork(1, 2, arguments={"content": "not final", "final": False})
+        assert outcome.ended == "no-response" and outcome.steps == 3  # ...the recording ran out
+    finally:
+        agent.close()

@@ -632,6 +632,14 @@ class Agent(McpInspection):
 
         return replay(self, self._recorded(turn), in_place=in_place)
 
+    def fork(self, turn: RecordedTurn | int | None, step: int, **changes: Any) -> TurnOutcome:
+        """Continue a recorded turn from `step` in a new session, linked to it (recorder/fork.py):
+        `arguments=` or `result=` for the call at `position=` of that step; `live=True` (with `model=`,
+        `provider=`) lets the real model go on after it. The original recording is never changed."""
+        from .recorder.fork import fork
+
+        return fork(self, self._recorded(turn), step, **changes)
+
     def export_test(self, turn: RecordedTurn | int | None, path: str | Path, *, fields: Iterable[str] = ()) -> Path:
         """Write a pytest file that replays `turn` offline and fails when the tools no longer behave as
         recorded: same tool calls, same success, and the result `fields` picked ("content", "read.content")."""

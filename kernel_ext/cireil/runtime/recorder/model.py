@@ -97,6 +97,7 @@ class RecordedTurn:
     step_count: int
     _store: RecordingStore | None = field(default=None, repr=False)
     _steps: list[RecordedStep] | None = field(default=None, repr=False)
+    origin: dict | None = None  # a fork's origin: {"turn", "step", "session"}
 
     @property
     def steps(self) -> list[RecordedStep]:
@@ -182,7 +183,7 @@ class RecordedTurn:
             None,
             len(steps),
             None,
-            steps,
+            _steps=steps,
         )
 
     def __repr__(self) -> str:
@@ -212,4 +213,5 @@ def _turn(store: RecordingStore, row: dict[str, Any]) -> RecordedTurn:
         row["seconds"],
         row["steps"],
         store,
+        origin=row.get("origin"),
     )

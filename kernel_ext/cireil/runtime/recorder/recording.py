@@ -40,6 +40,7 @@ class Recording:
         self._opened = False
         self.settings = RecorderSettings()
         self.paused = False
+        self.origins: dict[str, dict] = {}  # session id -> the fork origin its next recorded turn links to
         self._lock = threading.Lock()  # True: turns run unrecorded until set back (the file stays open)
 
     @property
@@ -171,7 +172,11 @@ class TurnTap:
             }
         elif kind == "start":
             self.turn_id = self.store.begin_turn(
-                self.session_id, event.get("model", ""), event.get("provider", ""), event.get("message")
+                self.session_id,
+                event.get("model", ""),
+                event.get("provider", ""),
+                event.get("message"),
+                self.recording.origins.pop(self.session_id, None),
             )
         elif kind == "assistant" and self.step is not None:
             step = self.step

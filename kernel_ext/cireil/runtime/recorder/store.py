@@ -38,7 +38,8 @@ CREATE TABLE turns (
     error TEXT,
     steps INTEGER NOT NULL DEFAULT 0,
     usage TEXT NOT NULL DEFAULT '{}',
-    seconds REAL
+    seconds REAL,
+    origin TEXT  -- a fork's origin: {"turn", "step", "session"} as JSON
 );
 CREATE INDEX turns_session ON turns (session_id, id);
 CREATE TABLE steps (
@@ -67,7 +68,20 @@ CREATE INDEX turn_blobs_hash ON turn_blobs (hash);
 """
 
 
-TURN_KEYS = ("id", "session_id", "started", "model", "provider", "user", "ended", "error", "steps", "usage", "seconds")
+TURN_KEYS = (
+    "id",
+    "session_id",
+    "started",
+    "model",
+    "provider",
+    "user",
+    "ended",
+    "error",
+    "steps",
+    "usage",
+    "seconds",
+    "origin",
+)
 
 
 class RecordingStoreError(Exception):
@@ -147,10 +161,19 @@ class RecordingStore:
 
     # -- writing -------------------------------------------------------------------------------
     @_locked
-    def begin_turn(self, session_id: str, model: str, provider: str, user: dict | None) -> int:
+    def begin_turn(
+        self, session_id: str, model: str, provider: str, user: dict | None, origin: dict | None = None
+    ) -> int:
         cur = self.db.execute(
-            "INSERT INTO turns (session_id, started, model, provider, user_message) VALUES (?, ?, ?, ?, ?)",
-            (session_id, time.time(), model, provider, _dumps(user) if user is not None else None),
+            "INSERT INTO turns (session_id, started, model, provider, user_message, origin) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                session_id,
+                time.time(),
+                model,
+                provider,
+                _dumps(user) if user is not None else None,
+                _dumps(origin) if origin else None,
+            ),
         )
         return int(cur.lastrowid)
 
@@ -244,7 +267,7 @@ class RecordingStore:
     @_locked
     def turns(self, session_id: str | None = None) -> list[dict]:
         query = (
-            "SELECT id, session_id, started, model, provider, user_message, ended, error, steps, usage, seconds"
+            "SELECT id, session_id, started, model, provider, user_message, ended, error, steps, usage, seconds, origin"
             " FROM turns"
         )
         rows = (
@@ -252,24 +275,13 @@ class RecordingStore:
             if session_id is not None
             else self.db.execute(query + " ORDER BY id")
         )
-        keys = (
-            "id",
-            "session_id",
-            "started",
-            "model",
-            "provider",
-            "user",
-            "ended",
-            "error",
-            "steps",
-            "usage",
-            "seconds",
-        )
+        keys = TURN_KEYS
         out = []
         for row in rows:
             turn = dict(zip(keys, row, strict=True))
             turn["user"] = json.loads(turn["user"]) if turn["user"] else None
             turn["usage"] = json.loads(turn["usage"])
+            turn["origin"] = json.loads(turn["origin"]) if turn["origin"] else None
             out.append(turn)
         return out
 
