@@ -168,3 +168,29 @@ def test_an_exported_session_notebook_replays_offline_with_nbclient(tmp_path, ll
     assert "write it down" in html and HOSTILE not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert len(llm.requests) == served  # the recorded replies came from the notebook's own stand-in
     assert not (agent / "workspace" / "list.txt").exists()  # the write ran on the copy
+
+
+def test_fork_from_the_magic_renders_the_forked_turn(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    llm.script(
+        reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+        reply.tool_calls(("write", {"path": "/workspace/list.txt", "content": "milk"})),
+        reply.tool_calls(("respond", {"content": "noted"})),
+    )
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        kernel.run("%%cireil_agent\nmake my list")
+        run = kernel.run('%cireil fork 1 2 --args \'{"path": "/workspace/list.txt", "content": "eggs"}\'')
+        text = run.text()
+        assert "forked turn 1 at step 2 into session notebook:fork-1-2" in text
+        assert "you: make my list" in text and "testagent: noted" in text and "recorded turn 2: 3 model calls" in text
+        assert (agent / "workspace" / "list.txt").read_text() == "eggs"
+        run = kernel.run("%cireil fork 1 2 --args 'not json'", ok=False)
+        assert "--args is not JSON" in run.text()
+        run = kernel.run("%cireil fork 1 7", ok=False)
+        assert "turn 1 has steps 1 to 3, not 7" in run.text()
+        run = kernel.run("%cireil fork 1", ok=False)
+        assert "usage: %cireil fork TURN STEP" in run.text()
+    finally:
+        kernel.shutdown()

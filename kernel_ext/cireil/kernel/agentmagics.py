@@ -29,6 +29,7 @@ PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME
 USAGE_USAGE = "%cireil usage [--session NAME | --all]"
 STEPS_USAGE = "%cireil steps [TURN]"
 REPLAY_USAGE = "%cireil replay [TURN] [--in-place]"
+FORK_USAGE = "%cireil fork TURN STEP [--position N] [--args JSON | --result JSON] [--live [--model M] [--provider P]]"
 EXPORT_USAGE = "%cireil export test TURN PATH.py [--fields F1,TOOL.F2] | export notebook SESSION PATH.ipynb"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
@@ -267,3 +268,51 @@ def export_turn(agent: Agent, args: list[str]) -> None:
     except ValueError as exc:
         raise UsageError(f"{exc}{_recording_off(agent)}") from None
     print(f"wrote {path}: replays turn {args[1]} offline; run it with `pytest {path}`")
+
+
+def _json_option(options: dict, name: str) -> dict | None:
+    import json
+
+    if name not in options:
+        return None
+    try:
+        value = json.loads(options[name])
+    except ValueError as exc:
+        raise UsageError(f"--{name} is not JSON ({exc}); usage: {FORK_USAGE}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--{name} must be a JSON object; usage: {FORK_USAGE}")
+    return value
+
+
+def run_fork(agent: Agent, args: list[str]) -> None:
+    """`%cireil fork TURN STEP ...`: continue a recorded turn from STEP in a new session; the turn renders live."""
+    from ..runtime.loop import RUNTIME
+    from ..runtime.recorder.fork import fork_turn
+    from .turnview import TurnView
+
+    live = "--live" in args
+    words = [w for w in args if w != "--live"]
+    if len(words) < 2 or not words[0].isdigit() or not words[1].isdigit():
+        raise UsageError(f"usage: {FORK_USAGE}")
+    options = parse_options(words[2:], ("position", "args", "result", "model", "provider"), FORK_USAGE)
+    position = options.get("position", "0")
+    if not position.isdigit():
+        raise UsageError(f"--position is a number (0 = the step's first call); usage: {FORK_USAGE}")
+    view = TurnView(agent)
+    try:
+        work = fork_turn(
+            agent,
+            agent._recorded(int(words[0])),
+            int(words[1]),
+            position=int(position),
+            arguments=_json_option(options, "args"),
+            result=_json_option(options, "result"),
+            live=live,
+            model=options.get("model"),
+            provider=options.get("provider"),
+            on_event=view.events.put,
+        )
+    except ValueError as exc:
+        raise UsageError(f"{exc}{_recording_off(agent)}") from None
+    outcome = view.watch(RUNTIME.submit(work))
+    print(f"forked turn {words[0]} at step {words[1]} into session {outcome.session_id}")

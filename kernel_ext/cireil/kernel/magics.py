@@ -39,6 +39,7 @@ HELP = [
         "replay [TURN] [--in-place]",
         "re-run a recorded turn offline (recorded replies, real tools on a copy); diffs marked",
     ),
+    ("fork TURN STEP [--args JSON|--result JSON] [--live]", "continue a recorded turn from STEP in a new session"),
     ("export test TURN PATH.py [--fields F,TOOL.F]", "a recorded turn as a pytest file: same tool calls, results"),
     ("export notebook SESSION PATH.ipynb", "a session's recorded turns as a notebook that replays them offline"),
     ("steps [TURN]", "a recorded turn's model calls, each with its exact request and a diff against the one before"),
@@ -87,6 +88,7 @@ class CireilMagics:
             "steps": self.steps,
             "replay": self.replay,
             "export": self.export,
+            "fork": self.fork,
             "attach": self.attach,
             "mcp": self.mcp,
             "help": self.help,
@@ -260,6 +262,11 @@ class CireilMagics:
         from .agentmagics import run_replay
 
         run_replay(self.require_agent(), args)
+
+    def fork(self, args: list[str]) -> None:
+        from .agentmagics import run_fork
+
+        run_fork(self.require_agent(), args)
 
     def export(self, args: list[str]) -> None:
         from .agentmagics import export_turn

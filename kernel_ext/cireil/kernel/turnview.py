@@ -123,7 +123,10 @@ class TurnView:
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, message: str | dict, **options: Any) -> TurnOutcome:
-        submitted = self.agent.submit_turn(message, on_event=self.events.put, **options)
+        return self.watch(self.agent.submit_turn(message, on_event=self.events.put, **options))
+
+    def watch(self, submitted: Any) -> TurnOutcome:
+        """Draw the events of a turn already submitted to the runtime (with `self.events.put` as its sink)."""
         outcome = None
         try:
             while outcome is None:

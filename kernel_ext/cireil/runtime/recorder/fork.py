@@ -99,6 +99,37 @@ def fork(
 ) -> TurnOutcome:
     from ..loop import RUNTIME
 
+    return RUNTIME.run(
+        fork_turn(
+            agent,
+            turn,
+            step,
+            position=position,
+            arguments=arguments,
+            result=result,
+            live=live,
+            model=model,
+            provider=provider,
+            on_event=on_event,
+        )
+    )
+
+
+def fork_turn(
+    agent: Agent,
+    turn: RecordedTurn,
+    step: int,
+    *,
+    position: int = 0,
+    arguments: dict | None = None,
+    result: dict | None = None,
+    live: bool = False,
+    model: str | None = None,
+    provider: str | None = None,
+    on_event: EventSink | None = None,
+) -> Any:
+    """`fork`'s work as a coroutine for the runtime loop (the turn view runs it); bad input raises here,
+    before anything is created."""
     steps = turn.steps
     if not 1 <= step <= len(steps):
         raise ValueError(f"turn {turn.id} has steps 1 to {len(steps)}, not {step}")
@@ -142,7 +173,7 @@ def fork(
 
     fresh = msgs.user_message("")
     user.update({"id": fresh["id"], "timestamp": fresh["timestamp"]})
-    return RUNTIME.run(_run(agent, session, user, turn, replies, live, model, provider, hook, on_event))
+    return _run(agent, session, user, turn, replies, live, model, provider, hook, on_event)
 
 
 async def _run(
