@@ -17,7 +17,8 @@ CELLS = [
         "1. run a turn and look at each of its model calls, with a **diff** against the call before;\n"
         "2. see the tokens, time and cost of your turns;\n"
         "3. **replay** the turn offline, with no key and no network, and see what changed;\n"
-        "4. **export** it as a pytest file that fails when the agent's tools stop behaving as recorded.\n\n"
+        "4. **export** it as a pytest file that fails when the agent's tools stop behaving as recorded;\n"
+        "5. **fork** it from a step with an edited call, and step through a turn from Python.\n\n"
         "As in tutorial 06, the model is a scripted stand-in on `127.0.0.1`, so this runs anywhere."
     ),
     code(
@@ -143,7 +144,44 @@ CELLS = [
     code(
         'notes.write_text(original.replace("five", "six") + "- A new line the turn never saw.\\n")\npytest(test_file)'
     ),
-    code("notes.write_text(original)\nllm.stop()"),
+    md(
+        "## 5. Fork from a step\n\n"
+        "What if the model had read the right file at step 2? `%cireil fork TURN STEP` continues the recorded\n"
+        "turn from that step in a **new session** (`notebook:fork-<turn>-<step>`) that starts from the history\n"
+        "the turn saw: `--args` edits what the step's call asks for, `--result` gives the model another result\n"
+        "instead of running it. The replies up to the step come from the recording; after it, the recorded\n"
+        "replies go on (offline), or with `--live` the model takes over — here the stand-in, which now reads\n"
+        "the substituted minutes and answers. The fork is recorded, linked to its origin; the original\n"
+        "recording stays as it was."
+    ),
+    code(
+        "notes.write_text(original)\n"
+        "# turn 1 is the turn above (%cireil usage lists the numbers); a magic line with JSON takes no $variables\n"
+        "%cireil fork 1 2 --live --result "
+        '\'{"path": "/workspace/minutes.md", "size": 33, '
+        '"content": "Minutes: the shed roof is fixed.", "success": true}\''
+    ),
+    code(
+        'fork = agent.turns("*")[-1]\n'
+        'print(fork.session_id, "forked from", fork.origin)\n'
+        "print([(c.name, c.success) for c in fork.calls])"
+    ),
+    md(
+        "## 6. Step through a turn from Python\n\n"
+        "`on_tool_call` is asked before each tool call of a turn: return `None` to let it run, or a\n"
+        "`ToolDecision` to edit its arguments, skip it, or mock its result."
+    ),
+    code(
+        "from cireil.runtime.engine.toolhook import ToolDecision\n\n\n"
+        "def review(call, step):\n"
+        "    print(f\"step {step}: {call['name']} {call['input']}\")\n"
+        '    if call["name"] == "list-dir":\n'
+        '        return ToolDecision.mock({"entries": [{"name": "only-this.md", "type": "file"}], "success": True})\n'
+        "    return None\n\n\n"
+        'outcome = agent.turn("What files are in my workspace?", on_tool_call=review)\n'
+        "print(outcome.text)"
+    ),
+    code("llm.stop()"),
 ]
 
 
