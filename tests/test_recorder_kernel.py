@@ -194,3 +194,17 @@ def test_fork_from_the_magic_renders_the_forked_turn(tmp_path, llm):
         assert "usage: %cireil fork TURN STEP" in run.text()
     finally:
         kernel.shutdown()
+
+
+def test_loading_an_agent_does_not_import_the_recorder(tmp_path, llm):
+    agent = turn_agent(tmp_path, llm.base_url)
+    kernel = Kernel(cwd=tmp_path)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+        run = kernel.run(
+            "import sys\nprint(sorted(m for m in sys.modules if 'recorder' in m or 'render.recording' in m))"
+        )
+        assert run.stdout.strip() == "[]"
+        assert not (agent / "cireil-recordings.db").exists()  # nor opens its file: the first turn does
+    finally:
+        kernel.shutdown()
