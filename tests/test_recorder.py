@@ -498,3 +498,22 @@ def test_an_offline_fork_that_runs_out_of_replies_ends_quietly(tmp_path, llm):
         assert outcome.ended == "no-response" and outcome.steps == 3  # ...the recording ran out
     finally:
         agent.close()
+
+
+def test_the_replay_copy_points_every_provider_at_the_scripted_server(tmp_path):
+    import tomllib
+
+    from cireil.runtime.recorder.replay import offline_copy
+
+    directory = turn_agent(tmp_path / "src", "http://127.0.0.1:9/v1", extra='customHeaders = { "X-Key" = "secret" }\n')
+    engine = directory / "config" / "engine.toml"
+    engine.write_text(
+        engine.read_text()
+        + '\n[claude]\nkind = "anthropic"\napiKey = { env = "ANTHROPIC_API_KEY" }\ndefaultModel = "c"\n'
+    )
+    copy = offline_copy(directory, "http://127.0.0.1:4242/v1", tmp_path / "copy")
+    config = tomllib.loads((copy / "config" / "engine.toml").read_text())
+    for name in ("local", "claude"):
+        assert config[name]["apiBase"] == "http://127.0.0.1:4242/v1" and config[name]["apiKey"] == "replay"
+    assert config["claude"]["kind"] == "openai" and "customHeaders" not in config["local"]
+    assert engine.read_text().count("127.0.0.1:9") == 1  # the agent's own file is untouched

@@ -173,16 +173,19 @@ def _copy_agent(layout: Any, into: Path) -> Path:
 
 
 def _point_engine_at(directory: Path, base_url: str) -> None:
-    """Every provider of the copy's engine.toml talks to the scripted server, with a dummy key."""
+    """Every provider of the copy's engine.toml talks to the scripted server (OpenAI-compatible, whatever
+    kind it was), with a dummy key: a turn the copy starts by itself (invoke) never reaches a real model."""
     import tomlkit
 
     path = directory / "config" / "engine.toml"
     doc = tomlkit.parse(path.read_text(encoding="utf-8"))
     for _, table in doc.items():
-        if isinstance(table, dict) and "apiBase" in table:
+        if isinstance(table, dict) and any(k in table for k in ("apiBase", "apiKey", "defaultModel", "kind")):
             table["apiBase"] = base_url
             table["apiKey"] = "replay"
             table.pop("customHeaders", None)
+            if "kind" in table:
+                table["kind"] = "openai"
     path.write_text(tomlkit.dumps(doc), encoding="utf-8")
 
 
