@@ -208,3 +208,17 @@ def test_loading_an_agent_does_not_import_the_recorder(tmp_path, llm):
         assert not (agent / "cireil-recordings.db").exists()  # nor opens its file: the first turn does
     finally:
         kernel.shutdown()
+
+
+def test_an_exported_notebook_is_valid_nbformat(tmp_path, llm):
+    import nbformat
+
+    import cireil
+
+    a = cireil.load(turn_agent(tmp_path, llm.base_url))
+    try:
+        a.turn("hello")
+        path = a.export_notebook(None, tmp_path / "main.ipynb")
+    finally:
+        a.close()
+    nbformat.validate(nbformat.read(path, as_version=4))

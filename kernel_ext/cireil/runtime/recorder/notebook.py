@@ -10,6 +10,7 @@ read from its directory when the notebook runs. Attachments of a message are not
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,9 +23,6 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "langua
 
 def export_notebook(turns: Sequence[RecordedTurn], agent_dir: Path, session_id: str, path: Path) -> Path:
     """Write the notebook at `path` (a new file: an existing one is not replaced)."""
-    import nbformat
-    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
     path = Path(path)
     if path.suffix != ".ipynb":
         raise ValueError(f"{path}: an exported notebook is an .ipynb file")
@@ -64,10 +62,29 @@ def export_notebook(turns: Sequence[RecordedTurn], agent_dir: Path, session_id: 
         cells.append(new_code_cell(f"llm.script(*scripted_replies(RecordedTurn.from_dict(json.loads({data!r}))))"))
         cells.append(new_code_cell(f"%%cireil_agent --session {session_id}\n{text}"))
     cells.append(new_code_cell("llm.stop()"))
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = KERNELSPEC
-    nb.metadata["language_info"] = {"name": "python"}
+    nb = {
+        "cells": cells,
+        "metadata": {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     tmp = path.with_name(f".{path.name}.tmp")
-    nbformat.write(nb, tmp)
+    tmp.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+# nbformat 4.5 cells, written directly: nbformat is Jupyter's, not one of cireil's own dependencies
+def new_markdown_cell(source: str) -> dict:
+    return {"cell_type": "markdown", "id": uuid.uuid4().hex[:8], "metadata": {}, "source": source}
+
+
+def new_code_cell(source: str) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": uuid.uuid4().hex[:8],
+        "metadata": {},
+        "outputs": [],
+        "source": source,
+    }
