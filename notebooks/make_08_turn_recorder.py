@@ -127,7 +127,9 @@ CELLS = [
         "plain pytest, so it can live in your CI next to the agent."
     ),
     code(
-        "import subprocess, sys, tempfile\n"
+        "import subprocess\n"
+        "import sys\n"
+        "import tempfile\n"
         "from pathlib import Path\n\n"
         "notes.write_text(original)  # back to what the turn saw\n"
         'test_file = Path(tempfile.mkdtemp()) / "test_committee_turn.py"\n'
@@ -137,7 +139,8 @@ CELLS = [
         '    command = [sys.executable, "-m", "pytest", str(path), "-q", "--color=no", "-p", "no:cacheprovider"]\n'
         "    run = subprocess.run(command, capture_output=True, text=True)\n"
         "    lines = run.stdout.splitlines()\n"
-        '    print("\\n".join(l for l in lines if "AssertionError" in l or " passed" in l or " failed" in l))\n\n\n'
+        '    wanted = ("AssertionError", " passed", " failed")\n'
+        '    print("\\n".join(line for line in lines if any(w in line for w in wanted)))\n\n\n'
         "pytest(test_file)"
     ),
     md("Change the notes again, as a change to a tool or to the workspace would, and the test says what broke:"),
@@ -156,10 +159,9 @@ CELLS = [
     ),
     code(
         "notes.write_text(original)\n"
-        "# turn 1 is the turn above (%cireil usage lists the numbers); a magic line with JSON takes no $variables\n"
+        "# turn 1 is the turn above (%cireil usage lists them); a magic line with JSON takes no $variables\n"
         "%cireil fork 1 2 --live --result "
-        '\'{"path": "/workspace/minutes.md", "size": 33, '
-        '"content": "Minutes: the shed roof is fixed.", "success": true}\''
+        '\'{"path": "/workspace/minutes.md", "content": "Roof fixed.", "success": true}\''
     ),
     code(
         'fork = agent.turns("*")[-1]\n'
