@@ -9,6 +9,12 @@ tool calls, and the rest: assembling the prompt, shaping history, committing to 
 The baseline is the bare round trip: the very same request bodies POSTed through one httpx.AsyncClient and
 read to the end, so "runtime overhead" = step time - bare round trip - tool time.
 Target: runtime overhead under 5 ms median per step.
+
+The turn recorder (runtime/recorder) is measured in the same run: its own time per step, clocked
+inside its event tap (hashing new messages, the SQLite write), and the same turns run with recording
+paused, step time against step time. Target: under 1 ms per step. Then the last recorded 50-step
+turn is replayed offline (agent.replay: a throwaway copy, the recorded replies from ScriptedLLM, tools
+for real). Target: under 2 s plus the replay's own tool time.
 """
 
 from __future__ import annotations
@@ -73,7 +79,9 @@ def main() -> int:
         (agent_dir / "config" / "engine.toml").write_text(ENGINE.format(base=llm.base_url))
         agent = cireil.load(agent_dir)
         agent.turn("warm up")  # imports, first connection, first SQLite pages
+        tap_time = _clock_the_recorder()
         steps: list[dict] = []
+        unrecorded: list[dict] = []
         first_request = len(llm.requests)
         started = time.perf_counter()
         for n in range(opts.turns):
@@ -82,6 +90,14 @@ def main() -> int:
             steps += outcome.timings
         wall = time.perf_counter() - started
         bodies = [r.body for r in llm.requests[first_request:]]
+        recorded_steps = len(steps)
+        agent.recording.paused = True  # the same turns again, unrecorded: the A/B baseline
+        for n in range(opts.turns):
+            unrecorded += agent.turn(f"run {n}", session=f"notebook:bench-off-{n}").timings
+        agent.recording.paused = False
+        recorded_turn = agent.turns(f"notebook:bench-{opts.turns - 1}")[-1]
+        replayed = agent.replay(recorded_turn)
+        assert replayed.model_calls == opts.steps, replayed.summary()
         agent.close()
 
         bare = asyncio.run(_bare_round_trips(llm.base_url, bodies))
@@ -101,7 +117,41 @@ def main() -> int:
     print(f"  runtime overhead       {ms(overhead)}   = step - bare round trip - tools; target < 5 ms median")
     ok = statistics.median(overhead) < 0.005
     print("target met" if ok else "target missed")
+    on = statistics.median(s["total"] - s["tools"] for s in steps)
+    off = statistics.median(s["total"] - s["tools"] for s in unrecorded)
+    print("turn recorder")
+    print(f"  recorder's own time    {sum(tap_time) / recorded_steps * 1000:7.3f} ms per step (clocked in its tap)")
+    print(f"  step - tools, recorded {on * 1000:7.2f} ms median   unrecorded {off * 1000:7.2f} ms median")
+    print(f"  difference             {(on - off) * 1000:+7.3f} ms per step   (noisy: two runs of the same turns)")
+    rec_ok = sum(tap_time) / recorded_steps < 0.001
+    print("recorder target (< 1 ms per step) met" if rec_ok else "recorder target (< 1 ms per step) missed")
+    replay_rest = replayed.seconds - replayed.tool_seconds
+    print("replay")
+    print(f"  {replayed.summary()}")
+    split = f"{replay_rest:.2f} s + {replayed.tool_seconds:.2f} s tools"
+    print(f"  replay of a {opts.steps}-step turn  {replayed.seconds:.2f} s = {split}")
+    print(
+        "replay target (< 2 s plus tool time) met" if replay_rest < 2 else "replay target (< 2 s plus tool time) missed"
+    )
     return 0
+
+
+def _clock_the_recorder() -> list[float]:
+    """Time spent in the recorder's event tap, summed; the list's one element grows as turns run."""
+    from cireil.runtime.recorder import recording
+
+    spent = [0.0]
+    original = recording.TurnTap._record
+
+    def clocked(self: recording.TurnTap, event: dict) -> None:
+        t = time.perf_counter()
+        try:
+            original(self, event)
+        finally:
+            spent[0] += time.perf_counter() - t
+
+    recording.TurnTap._record = clocked  # type: ignore[method-assign]
+    return spent
 
 
 if __name__ == "__main__":

@@ -29,7 +29,12 @@ if TYPE_CHECKING:
     from ..runtime.agent import Agent
 
 AGENT_MAGIC = "cireil_agent"
-PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME]"
+PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME] [--diff]"
+USAGE_USAGE = "%cireil usage [--session NAME | --all]"
+STEPS_USAGE = "%cireil steps [TURN]"
+REPLAY_USAGE = "%cireil replay [TURN] [--in-place]"
+FORK_USAGE = "%cireil fork TURN STEP [--position N] [--args JSON | --result JSON] [--live [--model M] [--provider P]]"
+EXPORT_USAGE = "%cireil export test TURN PATH.py [--fields F1,TOOL.F2] | export notebook SESSION PATH.ipynb"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
 
@@ -230,8 +235,54 @@ def show_background(agent: Agent) -> None:
 def show_prompt(agent: Agent, args: list[str]) -> None:
     from ..render.prompt import PromptView
 
-    options = parse_options(args, ("session", "model", "provider"), PROMPT_USAGE)
-    display(PromptView(agent.prompt(**options)))
+    diff = "--diff" in args
+    options = parse_options([a for a in args if a != "--diff"], ("session", "model", "provider"), PROMPT_USAGE)
+    prepared = agent.prompt(**options)
+    if not diff:
+        display(PromptView(prepared))
+        return
+    from ..render.recording import PromptDiffView
+    from ..runtime.recorder.diff import diff_requests
+
+    turns = agent.turns(options.get("session"))
+    if not turns or not turns[-1].steps:
+        raise UsageError(f"no recorded model call in this session to compare with{_recording_off(agent)}")
+    last = turns[-1].steps[-1]
+    display(PromptDiffView(diff_requests(last.request, prepared.body), f"turn {last.turn_id}, step {last.n}"))
+
+
+def _recording_off(agent: Agent) -> str:
+    problem = agent.recording.problem if agent.recording.store is None else None
+    return f" ({problem})" if problem else ""
+
+
+def show_usage(agent: Agent, args: list[str]) -> None:
+    from ..render.recording import UsageView
+
+    everything = "--all" in args
+    options = parse_options([a for a in args if a != "--all"], ("session",), USAGE_USAGE)
+    if everything and options:
+        raise UsageError(f"--all and --session do not go together; usage: {USAGE_USAGE}")
+    session = "*" if everything else options.get("session")
+    turns = agent.turns(session)
+    scope = "every session" if everything else f"session {agent.session_id(session) if session else agent.session.id}"
+    if not turns and agent.recording.store is None:
+        raise UsageError(f"no usage to show{_recording_off(agent)}")
+    display(UsageView(turns, agent.recording.settings.prices, scope))
+
+
+def show_steps(agent: Agent, args: list[str]) -> None:
+    """`%cireil steps [TURN]`: the model calls of a recorded turn (the session's last by default)."""
+    from ..render.recording import StepsView
+
+    if len(args) > 1 or (args and not args[0].isdigit()):
+        raise UsageError(f"usage: {STEPS_USAGE} (TURN is a number from %cireil usage)")
+    turns = agent.turns("*" if args else None)
+    found = [t for t in turns if t.id == int(args[0])] if args else turns[-1:]
+    if not found:
+        what = f"turn {args[0]} is not recorded" if args else "no recorded turn in this session"
+        raise UsageError(f"{what}{_recording_off(agent)}; %cireil usage --all lists the recorded turns")
+    display(StepsView(found[0]))
 
 
 def show_sessions(agent: Agent, args: list[str]) -> None:
@@ -240,3 +291,85 @@ def show_sessions(agent: Agent, args: list[str]) -> None:
     if args:
         raise UsageError("usage: %cireil sessions")
     display(SessionList(agent.slug, agent.session.id, agent.sessions(), agent.store is not None))
+
+
+def run_replay(agent: Agent, args: list[str]) -> None:
+    """`%cireil replay [TURN] [--in-place]`: the recorded turn again, offline; differing steps marked."""
+    in_place = "--in-place" in args
+    rest = [a for a in args if a != "--in-place"]
+    if len(rest) > 1 or (rest and not rest[0].isdigit()):
+        raise UsageError(f"usage: {REPLAY_USAGE} (TURN is a number from %cireil usage)")
+    try:
+        result = agent.replay(int(rest[0]) if rest else None, in_place=in_place)
+    except ValueError as exc:
+        raise UsageError(f"{exc}{_recording_off(agent)}; %cireil usage --all lists the recorded turns") from None
+    display(result)
+
+
+def export_turn(agent: Agent, args: list[str]) -> None:
+    """`%cireil export test TURN PATH.py [--fields ...]`: the recorded turn as a pytest file;
+    `%cireil export notebook SESSION PATH.ipynb`: the session's recorded turns as a notebook replaying them."""
+    if len(args) == 3 and args[0] == "notebook":
+        try:
+            path = agent.export_notebook(args[1], args[2])
+        except ValueError as exc:
+            raise UsageError(f"{exc}{_recording_off(agent)}") from None
+        print(f"wrote {path}: replays session {agent.session_id(args[1])} offline, one cell per turn")
+        return
+    if len(args) < 3 or args[0] != "test" or not args[1].isdigit():
+        raise UsageError(f"usage: {EXPORT_USAGE}")
+    options = parse_options(args[3:], ("fields",), EXPORT_USAGE)
+    fields = [f.strip() for f in options.get("fields", "").split(",") if f.strip()]
+    try:
+        path = agent.export_test(int(args[1]), args[2], fields=fields)
+    except ValueError as exc:
+        raise UsageError(f"{exc}{_recording_off(agent)}") from None
+    print(f"wrote {path}: replays turn {args[1]} offline; run it with `pytest {path}`")
+
+
+def _json_option(options: dict, name: str) -> dict | None:
+    import json
+
+    if name not in options:
+        return None
+    try:
+        value = json.loads(options[name])
+    except ValueError as exc:
+        raise UsageError(f"--{name} is not JSON ({exc}); usage: {FORK_USAGE}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--{name} must be a JSON object; usage: {FORK_USAGE}")
+    return value
+
+
+def run_fork(agent: Agent, args: list[str]) -> None:
+    """`%cireil fork TURN STEP ...`: continue a recorded turn from STEP in a new session; the turn renders live."""
+    from ..runtime.loop import RUNTIME
+    from ..runtime.recorder.fork import fork_turn
+    from .turnview import TurnView
+
+    live = "--live" in args
+    words = [w for w in args if w != "--live"]
+    if len(words) < 2 or not words[0].isdigit() or not words[1].isdigit():
+        raise UsageError(f"usage: {FORK_USAGE}")
+    options = parse_options(words[2:], ("position", "args", "result", "model", "provider"), FORK_USAGE)
+    position = options.get("position", "0")
+    if not position.isdigit():
+        raise UsageError(f"--position is a number (0 = the step's first call); usage: {FORK_USAGE}")
+    view = TurnView(agent)
+    try:
+        work = fork_turn(
+            agent,
+            agent._recorded(int(words[0])),
+            int(words[1]),
+            position=int(position),
+            arguments=_json_option(options, "args"),
+            result=_json_option(options, "result"),
+            live=live,
+            model=options.get("model"),
+            provider=options.get("provider"),
+            on_event=view.events.put,
+        )
+    except ValueError as exc:
+        raise UsageError(f"{exc}{_recording_off(agent)}") from None
+    outcome = view.watch(RUNTIME.submit(work))
+    print(f"forked turn {words[0]} at step {words[1]} into session {outcome.session_id}")

@@ -32,6 +32,16 @@ HELP = [
     ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
     ("context", "what the agent sees of its opened files and pinned sections"),
     ("prompt [--session NAME] [--model M] [--provider P]", "the next model request: prompt, messages, tools, body"),
+    ("prompt --diff [--session NAME]", "what the next request changes against the last one sent (recorded)"),
+    ("usage [--session NAME | --all]", "recorded turns: tokens, time, cost (prices in config/cireil.toml)"),
+    (
+        "replay [TURN] [--in-place]",
+        "re-run a recorded turn offline (recorded replies, real tools on a copy); diffs marked",
+    ),
+    ("fork TURN STEP [--args JSON|--result JSON] [--live]", "continue a recorded turn from STEP in a new session"),
+    ("export test TURN PATH.py [--fields F,TOOL.F]", "a recorded turn as a pytest file: same tool calls, results"),
+    ("export notebook SESSION PATH.ipynb", "a session's recorded turns as a notebook that replays them offline"),
+    ("steps [TURN]", "a recorded turn's model calls, each with its exact request and a diff against the one before"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),
     (
@@ -83,6 +93,11 @@ class CireilMagics:
             "models": self.models,
             "jobs": self.jobs,
             "prompt": self.prompt,
+            "usage": self.usage,
+            "steps": self.steps,
+            "replay": self.replay,
+            "export": self.export,
+            "fork": self.fork,
             "attach": self.attach,
             "mcp": self.mcp,
             "eval": self.eval,
@@ -268,6 +283,31 @@ class CireilMagics:
         agent = self._fresh_agent()
         show_prompt(agent, args)
         self._show_rules(agent, args)
+
+    def usage(self, args: list[str]) -> None:
+        from .agentmagics import show_usage
+
+        show_usage(self.require_agent(), args)
+
+    def steps(self, args: list[str]) -> None:
+        from .agentmagics import show_steps
+
+        show_steps(self.require_agent(), args)
+
+    def replay(self, args: list[str]) -> None:
+        from .agentmagics import run_replay
+
+        run_replay(self.require_agent(), args)
+
+    def fork(self, args: list[str]) -> None:
+        from .agentmagics import run_fork
+
+        run_fork(self.require_agent(), args)
+
+    def export(self, args: list[str]) -> None:
+        from .agentmagics import export_turn
+
+        export_turn(self.require_agent(), args)
 
     def attach(self, args: list[str]) -> None:
         _no_args(args, "attach")

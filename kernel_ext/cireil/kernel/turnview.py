@@ -128,7 +128,10 @@ class TurnView:
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, message: str | dict, **options: Any) -> TurnOutcome:
-        submitted = self.agent.submit_turn(message, on_event=self.events.put, **options)
+        return self.watch(self.agent.submit_turn(message, on_event=self.events.put, **options))
+
+    def watch(self, submitted: Any) -> TurnOutcome:
+        """Draw the events of a turn already submitted to the runtime (with `self.events.put` as its sink)."""
         outcome = None
         try:
             while outcome is None:
@@ -151,6 +154,17 @@ class TurnView:
             raise interrupted(f"agent turn interrupted after {elapsed:.1f} s") from None
         return outcome
 
+    def _show_recorded(self, turn_id: int | None) -> None:
+        """Under the footer, the turn's model calls as recorded (runtime/recorder), each folded."""
+        if turn_id is None or self.agent.recording.store is None:
+            return
+        from ..render.recording import StepsView
+        from ..runtime.recorder.model import load_turn
+
+        turn = load_turn(self.agent.recording.store, turn_id)
+        if turn is not None and turn.steps:
+            display(StepsView(turn))
+
     def _drain(self) -> None:
         while True:
             try:
@@ -164,5 +178,6 @@ class TurnView:
             if event.get("type") == "end":
                 elapsed = time.perf_counter() - self.started
                 self._show(chat.footer(event["outcome"], elapsed, estimate=self._estimate, last_usage=self._last_usage))
+                self._show_recorded(event.get("recording"))
             else:
                 self.draw(event)

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from .engine.runner import Engine, PreparedRequest
     from .engine.turn import EventSink, TurnOutcome
     from .mcp.discovery import Discovered
+    from .recorder.model import RecordedTurn
+    from .recorder.recording import Recording
+    from .recorder.replay import ReplayResult
     from .sessions.store import SessionStore
     from .toollint import Finding
 
@@ -330,6 +333,7 @@ class Agent(McpInspection):
         self.store = store
         self._sessions: dict[str, Session] = {}  # live sessions: one object per id, shared by every user
         self._engine: Engine | None = None
+        self._recording: Recording | None = None
         if isinstance(session, str):
             session = self._first_session(session)
         self._sessions[session.id] = session
@@ -689,6 +693,71 @@ class Agent(McpInspection):
         return self.store.list_sessions(**{"limit": 30, **filters})
 
     # -- agent turns -----------------------------------------------------------------------------------
+    def turns(self, session: str | None = None) -> list[RecordedTurn]:
+        """Recorded turns of a session (the current one by default, "*" for every session), oldest first;
+        [] while recording is off (agent.recording.problem says why)."""
+        from .recorder.model import load_turns
+
+        store = self.recording.store
+        if store is None:
+            return []
+        target = None if session == "*" else self.session_id(session) if session else self.session.id
+        return load_turns(store, target)
+
+    def replay(self, turn: RecordedTurn | int | None = None, *, in_place: bool = False) -> ReplayResult:
+        """Re-run a recorded turn (the session's last by default) offline: recorded replies, real tools on a
+        throwaway copy of this agent (or on itself with in_place=True); each result compared with the recording."""
+        from .recorder.replay import replay
+
+        return replay(self, self._recorded(turn), in_place=in_place)
+
+    def fork(self, turn: RecordedTurn | int | None, step: int, **changes: Any) -> TurnOutcome:
+        """Continue a recorded turn from `step` in a new session, linked to it (recorder/fork.py):
+        `arguments=` or `result=` for the call at `position=` of that step; `live=True` (with `model=`,
+        `provider=`) lets the real model go on after it. The original recording is never changed."""
+        from .recorder.fork import fork
+
+        return fork(self, self._recorded(turn), step, **changes)
+
+    def export_test(self, turn: RecordedTurn | int | None, path: str | Path, *, fields: Iterable[str] = ()) -> Path:
+        """Write a pytest file that replays `turn` offline and fails when the tools no longer behave as
+        recorded: same tool calls, same success, and the result `fields` picked ("content", "read.content")."""
+        from .recorder.export import export_test
+
+        return export_test(self._recorded(turn), self.directory, Path(path), list(fields))
+
+    def export_notebook(self, session: str | None, path: str | Path) -> Path:
+        """Write a notebook replaying the recorded turns of `session` (the current one by default) offline,
+        one %%cireil_agent cell per turn, tools running on a throwaway copy of this agent."""
+        from .recorder.notebook import export_notebook
+
+        if self.recording.store is None:
+            raise ValueError(self.recording.problem or "turn recording is off")
+        target = self.session_id(session) if session else self.session.id
+        return export_notebook(self.turns(target), self.directory, target, Path(path))
+
+    def _recorded(self, turn: RecordedTurn | int | None) -> RecordedTurn:
+        from .recorder.model import load_turn
+
+        if turn is not None and not isinstance(turn, int):
+            return turn
+        store = self.recording.store
+        if store is None:
+            raise ValueError(self.recording.problem or "turn recording is off")
+        found = load_turn(store, turn) if turn is not None else (self.turns() or [None])[-1]
+        if found is None:
+            raise ValueError(f"turn {turn} is not recorded" if turn is not None else "no recorded turn in this session")
+        return found
+
+    @property
+    def recording(self) -> Recording:
+        """The turn recorder (cireil-recordings.db beside sessions.db), opened when a turn first needs it."""
+        if self._recording is None:
+            from .recorder.recording import Recording
+
+            self._recording = Recording(self.directory)
+        return self._recording
+
     @property
     def engine(self) -> Engine:
         if self._engine is None:
@@ -749,3 +818,5 @@ class Agent(McpInspection):
             _close_mcp(self._snapshot.mcp)
             if self.store is not None:
                 self.store.close()
+            if self._recording is not None:
+                self._recording.close()

@@ -174,6 +174,7 @@ class Engine:
         provider: str | None = None,
         model: str | None = None,
         persist: bool = True,
+        on_tool_call: Any = None,
     ) -> TurnOutcome:
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -193,6 +194,7 @@ class Engine:
                 window = listing.window_of(model_name) if listing is not None else None
                 if window:
                     model_cfg = replace(model_cfg, context_window=window)
+            on_event = self.agent.recording.observe(session.id, on_event)  # the turn recorder's tap
             turn = Turn(
                 self.agent,
                 session,
@@ -207,6 +209,7 @@ class Engine:
             )
             from ..sessions.store import SessionConflict
 
+            turn.on_tool_call = on_tool_call  # step mode from Python (engine/toolhook.py)
             try:
                 return await turn.run(user)
             except SessionConflict:  # another process wrote this session: continue from what it stored

@@ -122,6 +122,7 @@ class Turn:
         self.outcome = TurnOutcome(session.id, model=model)
         self._uncommitted: list[dict] = []
         self._checkpoint = session.state()
+        self.on_tool_call: Any = None  # step mode from Python (engine/toolhook.py), asked before each call
 
     # -- persistence ------------------------------------------------------------------------------
     def _add(self, message: dict) -> None:
@@ -208,7 +209,16 @@ class Turn:
                 msgs.unique_call_ids(reply.message, self.session.history)
                 self._add(reply.message)
                 self._count_usage(reply.usage)
-                self.emit({"type": "assistant", "step": step, "message": reply.message, "usage": reply.usage})
+                self.emit(
+                    {
+                        "type": "assistant",
+                        "step": step,
+                        "message": reply.message,
+                        "usage": reply.usage,
+                        "finish": reply.finish_reason,
+                        "body": reply.request_body,  # for the turn recorder (runtime/recorder)
+                    }
+                )
                 tools_started = time.perf_counter()
                 ended = await self._run_calls(msgs.tool_calls(reply.message), conversation, failures, disabled, step)
                 tools_s = time.perf_counter() - tools_started
@@ -255,12 +265,13 @@ class Turn:
             if retries >= self.provider.max_generation_retries:
                 raise
             if isinstance(exc, NoToolCalls):
-                self.emit({"type": "retry", "step": step, "reason": "the model answered without calling a tool"})
+                reason = "the model answered without calling a tool"
+                self.emit({"type": "retry", "step": step, "reason": reason, "body": exc.request_body})
                 if exc.text:
                     self._add(msgs.assistant_message([{"type": "text", "text": exc.text}]))
                 self._add(msgs.user_message(NOT_DELIVERED, notice=True))
             else:
-                self.emit({"type": "retry", "step": step, "reason": str(exc)})
+                self.emit({"type": "retry", "step": step, "reason": str(exc), "body": exc.request_body})
             return None
 
     def _count_usage(self, usage: dict) -> None:
@@ -310,6 +321,12 @@ class Turn:
 
     async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
         """The result data, and what the tool left for the person's view (ToolResult.inspect)."""
+        if self.on_tool_call is not None:
+            from .toolhook import decide
+
+            decided = await decide(self.on_tool_call, call, self.outcome.steps)
+            if decided is not None:
+                return decided, {}
         name = call["name"]
         tool = self.tools.get(name)
         if tool is None and not self.session.allows(name) and name in self.agent.current_tools():

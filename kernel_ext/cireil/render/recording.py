@@ -1,0 +1,247 @@
+"""Views of recorded turns: each model call folded open to its request and its diff against the one
+before (under a finished turn), `%cireil usage`, and `%cireil prompt --diff`.
+
+Every text from a recording (messages, tool results, model output) is escaped; big requests are cut
+in the view, never in the recording (`agent.turns()[-1].steps[i].request` has all of it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .html import BORDER, FG_DIM, MONO, WARN, code_block, esc, frame
+
+if TYPE_CHECKING:
+    from ..runtime.recorder.diff import StepDiff
+    from ..runtime.recorder.model import RecordedStep, RecordedTurn
+    from ..runtime.recorder.settings import Price
+
+VIEW_LIMIT = 20_000  # characters of one message or body shown; the rest is named, not drawn
+STEP_LIMIT = 6_000  # a request under a turn: a 50-step turn stays a few hundred KB of HTML
+
+
+def _cut(text: str, limit: int = VIEW_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… {len(text) - limit:,} more characters (the recording keeps all of them)"
+
+
+def _details(summary: str, body: str) -> str:
+    return (
+        f'<details style="margin:3px 0;border-left:2px solid {BORDER};padding-left:6px">'
+        f'<summary style="cursor:pointer">{summary}</summary>{body}</details>'
+    )
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def _tokens(value: int | None) -> str:
+    return "–" if value is None else f"{value:,}"
+
+
+def step_summary(step: RecordedStep) -> str:
+    """One line: tokens in/out, time to first token, latency, what the model called."""
+    calls = ", ".join(c.get("name") or "?" for c in step.tool_calls)
+    what = f"retried: {step.reply.get('error', '')}" if step.retried else (f"called {calls}" if calls else "no call")
+    return (
+        f"step {step.n} · {_tokens(step.tokens_in)} in / {_tokens(step.tokens_out)} out · "
+        f"first token {_seconds(step.ttft)} · {_seconds(step.latency)} · {what}"
+    )
+
+
+def diff_text(diff: StepDiff) -> str:
+    return str(diff)
+
+
+def diff_html(diff: StepDiff) -> str:
+    if diff.empty:
+        return f'<div style="color:{FG_DIM}">(no change)</div>'
+    rows = []
+    for m in diff.added:
+        rows.append(_details(f"+ added · {esc(diff.kind(m))}", code_block(_cut(_json(m)))))
+    for m in diff.removed:
+        rows.append(_details(f"− left the window · {esc(diff.kind(m))}", code_block(_cut(_json(m)))))
+    for c in diff.changed:
+        what = "stubbed by pruning" if c.stubbed else "re-rendered" if c.kind == "opened files" else "changed"
+        body = "<div>before</div>" + code_block(_cut(_json(c.before))) + "<div>after</div>"
+        rows.append(_details(f"~ {esc(c.kind)} {what}", body + code_block(_cut(_json(c.after)))))
+    for name in diff.tools_disabled:
+        rows.append(f'<div style="color:{WARN}">✕ tool disabled by the breaker: <code>{esc(name)}</code></div>')
+    for name in diff.tools_enabled:
+        rows.append(f"<div>+ tool offered again: <code>{esc(name)}</code></div>")
+    return "".join(rows)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+@dataclass
+class StepsView:
+    """Under a finished turn: every model call, folded; open one for its diff and its exact request."""
+
+    turn: RecordedTurn
+
+    def text(self) -> str:
+        lines = [f"recorded turn {self.turn.id}: {len(self.turn.steps)} model calls"]
+        prev = None
+        for step in self.turn.steps:
+            lines.append("  " + step_summary(step))
+            lines += ["    " + line for line in step.diff(prev).lines()[:20]]
+            prev = step
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        rows = []
+        prev = None
+        for step in self.turn.steps:
+            diff = step.diff(prev)
+            body = _cut(_json(step.request), STEP_LIMIT)
+            reply = _cut(_json(step.reply))
+            inner = (
+                _details(f"diff against {'step ' + str(prev.n) if prev else 'nothing (first call)'}", diff_html(diff))
+                + _details(f"request as POSTed ({len(step.request.get('messages', []))} messages)", code_block(body))
+                + _details("reply as the model sent it", code_block(reply))
+            )
+            rows.append(_details(f'<span style="font-family:{MONO}">{esc(step_summary(step))}</span>', inner))
+            prev = step
+        head = (
+            f'<div style="color:{FG_DIM};font-size:90%">recorded turn {self.turn.id} · '
+            f"<code>agent.turns()[-1].steps[i]</code> has each call from Python</div>"
+        )
+        return frame("recording", head + "".join(rows), title=f"model calls ({len(rows)})")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+
+@dataclass
+class PromptDiffView:
+    """`%cireil prompt --diff`: the next request against the last one sent in this session."""
+
+    diff: StepDiff
+    last: str  # which recorded step it compares with
+
+    def text(self) -> str:
+        return f"next request vs {self.last}:\n{self.diff}"
+
+    def html(self) -> str:
+        head = f'<div style="color:{FG_DIM};font-size:90%">next request vs {esc(self.last)}</div>'
+        return frame("prompt-diff", head + diff_html(self.diff), title="what the next request changes")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+
+def cost(usage: dict, price: Price | None) -> float | None:
+    if price is None:
+        return None
+    return (usage.get("prompt_tokens", 0) * price.input + usage.get("completion_tokens", 0) * price.output) / 1e6
+
+
+@dataclass
+class UsageView:
+    """`%cireil usage`: tokens, model time and (with prices in config/cireil.toml) cost, per turn and in total."""
+
+    turns: list[RecordedTurn]
+    prices: dict[str, Price]
+    scope: str
+
+    def rows(self) -> list[dict]:
+        out = []
+        for t in self.turns:
+            usage = t.usage or {}
+            out.append(
+                {
+                    "turn": t.id,
+                    "session": t.session_id,
+                    "when": t.when,
+                    "model": t.model,
+                    "steps": t.step_count,
+                    "in": usage.get("prompt_tokens", 0),
+                    "out": usage.get("completion_tokens", 0),
+                    "seconds": t.seconds or 0.0,
+                    "cost": cost(usage, self.prices.get(t.model)),
+                }
+            )
+        return out
+
+    def totals(self) -> dict:
+        rows = self.rows()
+        costs = [r["cost"] for r in rows]
+        return {
+            "turns": len(rows),
+            "steps": sum(r["steps"] for r in rows),
+            "in": sum(r["in"] for r in rows),
+            "out": sum(r["out"] for r in rows),
+            "seconds": sum(r["seconds"] for r in rows),
+            "cost": sum(c for c in costs if c is not None) if any(c is not None for c in costs) else None,
+            "unpriced": sorted({r["model"] for r in rows if r["cost"] is None}),
+        }
+
+    @staticmethod
+    def _money(value: float | None) -> str:
+        return "–" if value is None else f"${value:.4f}"
+
+    def text(self) -> str:
+        total = self.totals()
+        lines = [f"usage of {self.scope}: {total['turns']} recorded turns"]
+        for r in self.rows():
+            lines.append(
+                f"  turn {r['turn']:>4} {r['when']} {r['session']} {r['model']}: {r['steps']} steps, "
+                f"{r['in']:,} in / {r['out']:,} out, {r['seconds']:.1f} s, {self._money(r['cost'])}"
+            )
+        lines.append(
+            f"total: {total['steps']} steps, {total['in']:,} in / {total['out']:,} out, "
+            f"{total['seconds']:.1f} s, {self._money(total['cost'])}"
+        )
+        if total["unpriced"]:
+            lines.append(f'no price for: {", ".join(total["unpriced"])} ([prices."MODEL"] in config/cireil.toml)')
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        total = self.totals()
+        cells = 'style="padding:1px 8px;text-align:right"'
+        head = "".join(
+            f"<th {cells}>{h}</th>" for h in ("turn", "when", "session", "model", "steps", "in", "out", "time", "cost")
+        )
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td {cells}>{esc(v)}</td>"
+                for v in (
+                    r["turn"],
+                    r["when"],
+                    r["session"],
+                    r["model"],
+                    r["steps"],
+                    f"{r['in']:,}",
+                    f"{r['out']:,}",
+                    f"{r['seconds']:.1f} s",
+                    self._money(r["cost"]),
+                )
+            )
+            + "</tr>"
+            for r in self.rows()
+        )
+        foot = (
+            f"<tr style='font-weight:600'><td {cells}>total</td><td {cells}></td><td {cells}></td><td {cells}></td>"
+            f"<td {cells}>{total['steps']}</td><td {cells}>{total['in']:,}</td><td {cells}>{total['out']:,}</td>"
+            f"<td {cells}>{total['seconds']:.1f} s</td><td {cells}>{esc(self._money(total['cost']))}</td></tr>"
+        )
+        note = ""
+        if total["unpriced"]:
+            note = (
+                f'<div style="color:{FG_DIM};font-size:90%">no price for {esc(", ".join(total["unpriced"]))}: '
+                'add <code>[prices."MODEL"] input = …, output = …</code> (USD per million tokens) to '
+                "<code>config/cireil.toml</code></div>"
+            )
+        table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}{foot}</tbody></table>"
+        return frame("usage", table + note, title=f"usage of {esc(self.scope)}")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.text(), "text/html": self.html()}

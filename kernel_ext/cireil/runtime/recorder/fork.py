@@ -1,0 +1,228 @@
+"""Fork a recorded turn at one of its steps: `agent.fork(turn, step, ...)`.
+
+The fork is a new turn in a new session, `notebook:fork-<turn>-<step>`, that starts from the history the
+original session had before the turn (its opened files as they are now) and is recorded with a link to
+its origin; the original recording is never changed. Model calls 1..step get the recorded replies; at
+`step`, one tool call (`position`) may run with edited `arguments`, or give the model a substituted
+`result` instead of running. After it:
+- offline (default): the recorded replies that follow are served in order; when they run out, the turn
+  ends quietly (no-response);
+- `live=True`: the real model continues (`model`/`provider` choose another one than the recording's).
+Tools run for real on the agent, as in any turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..engine.turn import EventSink, TurnOutcome
+    from .model import RecordedTurn
+
+END_CALL_ID = "call_fork_end"  # the no-response an offline fork ends with when the recorded replies run out
+
+
+class RecordedClient:
+    """A provider client answering from recorded replies, then from `live` (or by ending the turn)."""
+
+    def __init__(self, replies: list[dict], provider: Any, model_cfg: Any, live: Any = None) -> None:
+        self.replies = list(replies)
+        self.provider = provider
+        self.model_cfg = model_cfg
+        self.live = live
+        self.served = 0
+
+    async def complete(self, request: Any, *, on_delta: Any = None) -> Any:
+        from .. import messages as msgs
+        from ..engine.provider import ModelReply, NoToolCalls, ProviderError, build_request_body
+
+        if self.served >= len(self.replies):
+            if self.live is not None:
+                return await self.live.complete(request, on_delta=on_delta)
+            recorded = {"tool_calls": [{"id": END_CALL_ID, "name": "no-response", "arguments": {}}]}
+        else:
+            recorded = self.replies[self.served]
+        self.served += 1
+        body = build_request_body(self.provider, self.model_cfg, request, stream=False)
+        if "error" in recorded:
+            error = recorded["error"]
+            if error.startswith("the model answered without calling a tool"):
+                exc: ProviderError = NoToolCalls(
+                    error, text=recorded.get("content") or "", thinking="", finish_reason="stop", usage={}
+                )
+            else:
+                exc = ProviderError(error)
+            exc.request_body = body
+            raise exc
+        parts: list[dict] = []
+        if recorded.get("reasoning"):
+            parts.append({"type": "thinking", "thinking": recorded["reasoning"]})
+        for call in recorded.get("tool_calls") or ():
+            part = {
+                "type": "toolCall",
+                "id": call.get("id"),
+                "name": call["name"],
+                "input": call.get("arguments") or {},
+            }
+            if "rawArguments" in call:
+                part["rawArguments"] = call["rawArguments"]
+            parts.append(part)
+        usage = dict(recorded.get("usage") or {})
+        return ModelReply(msgs.assistant_message(parts), usage, recorded.get("finish_reason") or "tool_calls", body)
+
+
+def _session_id(agent: Agent, turn: RecordedTurn, step: int) -> str:
+    base = f"notebook:fork-{turn.id}-{step}"
+    candidate, n = base, 1
+    while candidate in agent._sessions or (agent.store is not None and agent.store.get(candidate) is not None):
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+def fork(
+    agent: Agent,
+    turn: RecordedTurn,
+    step: int,
+    *,
+    position: int = 0,
+    arguments: dict | None = None,
+    result: dict | None = None,
+    live: bool = False,
+    model: str | None = None,
+    provider: str | None = None,
+    on_event: EventSink | None = None,
+) -> TurnOutcome:
+    from ..loop import RUNTIME
+
+    return RUNTIME.run(
+        fork_turn(
+            agent,
+            turn,
+            step,
+            position=position,
+            arguments=arguments,
+            result=result,
+            live=live,
+            model=model,
+            provider=provider,
+            on_event=on_event,
+        )
+    )
+
+
+def fork_turn(
+    agent: Agent,
+    turn: RecordedTurn,
+    step: int,
+    *,
+    position: int = 0,
+    arguments: dict | None = None,
+    result: dict | None = None,
+    live: bool = False,
+    model: str | None = None,
+    provider: str | None = None,
+    on_event: EventSink | None = None,
+) -> Any:
+    """`fork`'s work as a coroutine for the runtime loop (the turn view runs it); bad input raises here,
+    before anything is created."""
+    steps = turn.steps
+    if not 1 <= step <= len(steps):
+        raise ValueError(f"turn {turn.id} has steps 1 to {len(steps)}, not {step}")
+    calls = steps[step - 1].tool_calls
+    if (arguments is not None or result is not None) and not 0 <= position < len(calls):
+        raise ValueError(f"step {step} of turn {turn.id} made {len(calls)} tool call(s); position {position} is none")
+    if (model or provider) and not live:
+        raise ValueError("another model or provider answers only a live fork: pass live=True")
+    if turn.user is None:
+        raise ValueError(f"turn {turn.id} has no user message to start from")
+    origin = agent.session_for(turn.session_id)
+    at = next((i for i, m in enumerate(origin.history) if m.get("id") == turn.user.get("id")), None)
+    if at is None:
+        raise ValueError(f"session {turn.session_id} no longer holds the message turn {turn.id} started with")
+    replies = [copy.deepcopy(s.reply) for s in steps] if not live else [copy.deepcopy(s.reply) for s in steps[:step]]
+    if arguments is not None:
+        replies[step - 1]["tool_calls"][position]["arguments"] = dict(arguments)
+        replies[step - 1]["tool_calls"][position].pop("rawArguments", None)
+    target = _session_id(agent, turn, step)
+    session = agent.session_for(target)
+    session.history[:] = [copy.deepcopy(m) for m in origin.history[:at] if m.get("persistent", True)]
+    session.cursor = min(origin.cursor, len(session.history))
+    session.opened_files[:] = list(origin.opened_files)
+    if agent.store is not None:
+        agent.store.commit(session, list(session.history))
+    agent.recording.origins[target] = {"turn": turn.id, "step": step, "session": turn.session_id}
+    hook = None
+    if result is not None:
+        substitute = dict(result)
+        seen = {"count": 0}
+        wanted = sum(len(s.tool_calls) for s in steps[: step - 1]) + position
+
+        def hook(call: dict, n: int) -> Any:  # the substituted result, for that one call only
+            from ..engine.toolhook import ToolDecision
+
+            index, seen["count"] = seen["count"], seen["count"] + 1
+            return ToolDecision.mock(substitute) if index == wanted and n == step else None
+
+    user = copy.deepcopy(turn.user)
+    from .. import messages as msgs
+
+    fresh = msgs.user_message("")
+    user.update({"id": fresh["id"], "timestamp": fresh["timestamp"]})
+    return _run(agent, session, user, turn, replies, live, model, provider, hook, on_event)
+
+
+async def _run(
+    agent: Agent,
+    session: Any,
+    user: dict,
+    turn: RecordedTurn,
+    replies: list[dict],
+    live: bool,
+    model: str | None,
+    provider: str | None,
+    hook: Any,
+    on_event: Any,
+) -> TurnOutcome:
+    """Engine.run_turn's steps, with the recorded replies in front of (or instead of) the provider."""
+    from ..engine.turn import Turn
+    from ..errors import ConfigError
+
+    engine = agent.engine
+    if engine._lock is None:
+        engine._lock = asyncio.Lock()
+    async with engine._lock:
+        notices = agent.refresh()
+        try:
+            chosen, model_name, model_cfg, more = engine.resolve(
+                session, provider or turn.provider, model or turn.model
+            )
+        except ConfigError:
+            if live and (model or provider):
+                raise
+            chosen, model_name, model_cfg, more = engine.resolve(session)
+            more = [*more, f"provider '{turn.provider}' is gone from engine.toml; using '{chosen.name}'"]
+        real = None
+        if live:
+            if chosen.api_keys:
+                chosen.api_keys[0].resolve()
+            real = engine.client(chosen, model_name, model_cfg)
+        client = RecordedClient(replies, replace(chosen), model_cfg, real)
+        sink = agent.recording.observe(session.id, on_event or (lambda event: None))
+        forked = Turn(
+            agent,
+            session,
+            on_event=sink,
+            provider=chosen,
+            model=model_name,
+            model_cfg=model_cfg,
+            client=client,
+            tools=agent.offered_tools(session),
+            notices=[*notices, *more],
+        )
+        forked.on_tool_call = hook
+        return await forked.run(user)

@@ -1,0 +1,217 @@
+"""Recorded turns as Python objects: `agent.turns(session)`, `turn.steps[i].request`, `.reply`, `.diff(prev)`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from .diff import StepDiff, diff_requests
+
+if TYPE_CHECKING:
+    from .store import RecordingStore, StepRow
+
+
+@dataclass
+class ToolCallRecord:
+    step: int
+    position: int
+    id: str | None
+    name: str
+    arguments: dict
+    result: dict
+    duration: float  # seconds
+
+    @property
+    def success(self) -> bool:
+        return self.result.get("success") is not False
+
+
+@dataclass
+class RecordedStep:
+    """One model call: the exact body sent, the reply as the model sent it, its timings and tool calls."""
+
+    turn_id: int
+    n: int
+    reply: dict  # content, reasoning, tool_calls, finish_reason, usage (or error, for a retried call)
+    estimate: int | None  # the engine's own token estimate of the request
+    ttft: float | None  # seconds to the first streamed piece
+    latency: float | None  # seconds for the whole model call
+    calls: list[ToolCallRecord] = field(default_factory=list)
+    _row: StepRow | None = field(default=None, repr=False)
+    _store: RecordingStore | None = field(default=None, repr=False)
+    _request: dict | None = field(default=None, repr=False)
+
+    @property
+    def request(self) -> dict:
+        """The request body exactly as it was POSTed (rebuilt from the stored messages and tools)."""
+        if self._request is None:
+            assert self._row is not None and self._store is not None
+            skeleton = self._row.request
+            hashes = list(skeleton.get("messages", [])) + list(skeleton.get("tools", []))
+            blobs = self._store.blobs(hashes)
+            body = dict(skeleton)
+            body["messages"] = [blobs[h] for h in skeleton.get("messages", [])]
+            if "tools" in skeleton:
+                body["tools"] = [blobs[h] for h in skeleton["tools"]]
+            self._request = body
+        return self._request
+
+    @property
+    def message_hashes(self) -> list[str]:
+        return list(self._row.request.get("messages", [])) if self._row else []
+
+    @property
+    def tokens_in(self) -> int | None:
+        return (self.reply.get("usage") or {}).get("prompt_tokens")
+
+    @property
+    def tokens_out(self) -> int | None:
+        return (self.reply.get("usage") or {}).get("completion_tokens")
+
+    @property
+    def tool_calls(self) -> list[dict]:
+        return list(self.reply.get("tool_calls") or ())
+
+    @property
+    def retried(self) -> bool:
+        return "error" in self.reply
+
+    def diff(self, prev: RecordedStep | None) -> StepDiff:
+        """What changed in the request since `prev` (None: everything is new)."""
+        return diff_requests(prev.request if prev is not None else None, self.request)
+
+
+@dataclass
+class RecordedTurn:
+    id: int
+    session_id: str
+    started: float  # unix time
+    model: str
+    provider: str
+    user: dict | None
+    ended: str  # respond | no-response | interrupted | error | running
+    error: str | None
+    usage: dict
+    seconds: float | None
+    step_count: int
+    _store: RecordingStore | None = field(default=None, repr=False)
+    _steps: list[RecordedStep] | None = field(default=None, repr=False)
+    origin: dict | None = None  # a fork's origin: {"turn", "step", "session"}
+
+    @property
+    def steps(self) -> list[RecordedStep]:
+        if self._steps is None:
+            assert self._store is not None
+            calls: dict[int, list[ToolCallRecord]] = {}
+            for c in self._store.calls(self.id):
+                calls.setdefault(c["step"], []).append(ToolCallRecord(**c))
+            self._steps = [
+                RecordedStep(r.turn_id, r.n, r.reply, r.estimate, r.ttft, r.latency, calls.get(r.n, []), r, self._store)
+                for r in self._store.steps(self.id)
+            ]
+        return self._steps
+
+    @property
+    def calls(self) -> list[ToolCallRecord]:
+        return [c for s in self.steps for c in s.calls]
+
+    @property
+    def text(self) -> str:
+        """The user's message of this turn, as text."""
+        content = (self.user or {}).get("content")
+        if isinstance(content, str):
+            return content
+        return "".join(p.get("text", "") for p in content or () if p.get("type") == "text" and not p.get("note"))
+
+    @property
+    def when(self) -> str:
+        return datetime.fromtimestamp(self.started, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+    def to_dict(self) -> dict:
+        """What replaying the turn needs, as JSON-ready data (an exported test carries it)."""
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "started": self.started,
+            "model": self.model,
+            "provider": self.provider,
+            "user": self.user,
+            "ended": self.ended,
+            "usage": self.usage,
+            "steps": [
+                {
+                    "n": s.n,
+                    "reply": s.reply,
+                    "calls": [
+                        {"id": c.id, "name": c.name, "arguments": c.arguments, "result": c.result} for c in s.calls
+                    ],
+                }
+                for s in self.steps
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RecordedTurn:
+        """A turn from `to_dict`'s data, without a store: enough to replay it (requests are not kept)."""
+        steps = [
+            RecordedStep(
+                data["id"],
+                s["n"],
+                s["reply"],
+                None,
+                None,
+                None,
+                [
+                    ToolCallRecord(s["n"], i, c.get("id"), c["name"], c.get("arguments") or {}, c["result"], 0.0)
+                    for i, c in enumerate(s.get("calls") or ())
+                ],
+                _request={},
+            )
+            for s in data["steps"]
+        ]
+        return cls(
+            data["id"],
+            data["session_id"],
+            data.get("started", 0.0),
+            data.get("model", ""),
+            data.get("provider", ""),
+            data.get("user"),
+            data.get("ended", ""),
+            None,
+            data.get("usage") or {},
+            None,
+            len(steps),
+            None,
+            _steps=steps,
+        )
+
+    def __repr__(self) -> str:
+        return f"<RecordedTurn {self.id} {self.session_id} {self.step_count} steps, {self.ended}: {self.text[:40]!r}>"
+
+
+def load_turns(store: RecordingStore, session_id: str | None = None) -> list[RecordedTurn]:
+    return [_turn(store, row) for row in store.turns(session_id)]
+
+
+def load_turn(store: RecordingStore, turn_id: int) -> RecordedTurn | None:
+    row = store.turn(turn_id)
+    return _turn(store, row) if row else None
+
+
+def _turn(store: RecordingStore, row: dict[str, Any]) -> RecordedTurn:
+    return RecordedTurn(
+        row["id"],
+        row["session_id"],
+        row["started"],
+        row["model"],
+        row["provider"],
+        row["user"],
+        row["ended"],
+        row["error"],
+        row["usage"],
+        row["seconds"],
+        row["steps"],
+        store,
+        origin=row.get("origin"),
+    )

@@ -1,0 +1,191 @@
+"""Build notebooks/08-turn-recorder.ipynb (run: .venv/bin/python notebooks/make_08_turn_recorder.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbbuild import code, md, write_notebook
+
+OUT = Path(__file__).resolve().parent / "08-turn-recorder.ipynb"
+
+CELLS = [
+    md(
+        "# The turn recorder: what the model saw, replayed offline, kept as a test\n\n"
+        "A bad agent turn is usually seen once: the model is not deterministic, and every retry is a paid call.\n"
+        "cireil records every model call of every turn — the exact request body, the reply, the timings, each\n"
+        "tool call with its result — in the agent's own `cireil-recordings.db`. In this tutorial you will\n\n"
+        "1. run a turn and look at each of its model calls, with a **diff** against the call before;\n"
+        "2. see the tokens, time and cost of your turns;\n"
+        "3. **replay** the turn offline, with no key and no network, and see what changed;\n"
+        "4. **export** it as a pytest file that fails when the agent's tools stop behaving as recorded;\n"
+        "5. **fork** it from a step with an edited call, and step through a turn from Python.\n\n"
+        "As in tutorial 06, the model is a scripted stand-in on `127.0.0.1`, so this runs anywhere."
+    ),
+    code(
+        "%load_ext cireil\n"
+        "%cireil load --demo\n\n"
+        "import cireil\n"
+        "from cireil.demo_model import wren\n"
+        "from cireil.scripted_llm import ScriptedLLM, reply\n\n"
+        "llm = ScriptedLLM(default=wren).start()\n"
+        "agent = cireil.current_agent()\n"
+        '(agent.directory / "config" / "engine.toml").write_text(\n'
+        '    f\'[local]\\napiBase = "{llm.base_url}"\\ndefaultModel = "wren-scripted"\\nisGlobalDefault = true\\n\'\n'
+        ")"
+    ),
+    md(
+        "## 1. A turn that goes a little wrong\n\n"
+        "We script the model's five replies: it reads the committee notes, then tries three times to read\n"
+        "minutes that do not exist. After three failures in a row the runtime's **breaker** takes `read` away\n"
+        "for the rest of the turn and tells the model, which then answers.\n\n"
+        "Under the turn's footer, **model calls (5)** lists each call: tokens in and out, time to the first\n"
+        "token, latency and what the model called. Open one: it folds out to the diff against the call before,\n"
+        "the request exactly as POSTed, and the reply as the model sent it."
+    ),
+    code(
+        'missing = ("read", {"path": "/workspace/minutes.md"})\n'
+        "llm.script(\n"
+        '    reply.tool_calls(("read", {"path": "/workspace/notes.txt"}), reasoning="Read the notes first."),\n'
+        "    reply.tool_calls(missing),\n"
+        "    reply.tool_calls(missing),\n"
+        "    reply.tool_calls(missing),\n"
+        '    reply.tool_calls(("respond", {"content": "Your notes list five points; I found no minutes file."})),\n'
+        ")"
+    ),
+    code("%%cireil_agent\nSummarise the committee notes and the minutes."),
+    md(
+        "The same data from Python: `agent.turns()` lists the session's recorded turns, each with its `steps`.\n"
+        "A step's `request` is the body exactly as it was sent, `reply` what came back, and `diff(prev)` what\n"
+        "changed in between — messages added, messages that left the window, tool results stubbed by pruning,\n"
+        "opened files re-rendered, tools the breaker disabled, and the metadata message that changes every call."
+    ),
+    code(
+        "turn = agent.turns()[-1]\n"
+        "for step in turn.steps:\n"
+        '    print(f"step {step.n}: {step.tokens_in} in / {step.tokens_out} out, {step.latency * 1000:.0f} ms,",\n'
+        '          [c["name"] for c in step.tool_calls])\n'
+        "print()\n"
+        'print("what changed before the last call:")\n'
+        "print(turn.steps[-1].diff(turn.steps[-2]))"
+    ),
+    code(
+        "last = turn.steps[-1].request\n"
+        'print(len(last["messages"]), "messages,", len(last["tools"]), "tools offered;",\n'
+        '      "read offered:", any(t["function"]["name"] == "read" for t in last["tools"]))'
+    ),
+    md(
+        "Identical messages are stored once: every call of a turn re-sends the whole conversation, but the\n"
+        "recording keeps each message a single time and a step keeps only references. The oldest turns are\n"
+        "evicted beyond a limit you set in `config/cireil.toml`, cireil's own settings file (the original\n"
+        "CireilClaw runtime never reads it)."
+    ),
+    md(
+        "## 2. What did it cost?\n\n"
+        "`%cireil usage` totals the recorded turns of the session (`--all`: every session). Give it prices, in\n"
+        "USD per million tokens, and it shows the cost too:"
+    ),
+    code(
+        '(agent.directory / "config" / "cireil.toml").write_text(\n'
+        '    "[recording]\\nmax_turns = 500\\n\\n"\n'
+        "    '[prices.\"wren-scripted\"]\\ninput = 0.15\\noutput = 0.60\\n'\n"
+        ")\n"
+        "%reload_ext cireil\n"
+        "%cireil load $agent.directory\n"
+        "agent = cireil.current_agent()"
+    ),
+    code("%cireil usage"),
+    md(
+        "`%cireil prompt --diff` compares the request the *next* call would send with the last one sent: here,\n"
+        "the turn's last reply and its result are new, and `read` is offered again (the breaker lasts one turn)."
+    ),
+    code("%cireil prompt --diff"),
+    md(
+        "## 3. Replay it offline\n\n"
+        "`%cireil replay` runs the recorded turn again: the stand-in serves the **recorded** replies, and the\n"
+        "tools run for real on a throwaway copy of the agent (`--in-place` runs them on the agent itself). No\n"
+        "key, no network, no cost. Every tool result is compared with the recording:"
+    ),
+    code("%cireil replay"),
+    md(
+        "Now change what the agent reads, and replay again: the step whose result differs is marked, with both results."
+    ),
+    code(
+        'notes = agent.directory / "workspace" / "notes.txt"\n'
+        "original = notes.read_text()\n"
+        'notes.write_text(original + "- Shed roof leaks again; Ed has a tarp.\\n")\n'
+        "%cireil replay"
+    ),
+    md(
+        "A recorded call that the agent's tools no longer accept — the tool was switched off in `tools.toml`,\n"
+        "or its arguments changed shape — is named at the top of the replay instead of failing somewhere inside."
+    ),
+    md(
+        "## 4. Keep the turn as a test\n\n"
+        "`%cireil export test TURN PATH.py` writes a pytest file holding the recorded replies and results. It\n"
+        "replays them the same way and asserts the sequence of tool calls, each call's success, and the result\n"
+        "fields you pick with `--fields` (`read.content`: the `content` of every `read` result). It runs with\n"
+        "plain pytest, so it can live in your CI next to the agent."
+    ),
+    code(
+        "import subprocess\n"
+        "import sys\n"
+        "import tempfile\n"
+        "from pathlib import Path\n\n"
+        "notes.write_text(original)  # back to what the turn saw\n"
+        'test_file = Path(tempfile.mkdtemp()) / "test_committee_turn.py"\n'
+        "turn_id = agent.turns()[-1].id\n"
+        "%cireil export test $turn_id $test_file --fields read.content\n\n\n"
+        "def pytest(path):\n"
+        '    command = [sys.executable, "-m", "pytest", str(path), "-q", "--color=no", "-p", "no:cacheprovider"]\n'
+        "    run = subprocess.run(command, capture_output=True, text=True)\n"
+        "    lines = run.stdout.splitlines()\n"
+        '    wanted = ("AssertionError", " passed", " failed")\n'
+        '    print("\\n".join(line for line in lines if any(w in line for w in wanted)))\n\n\n'
+        "pytest(test_file)"
+    ),
+    md("Change the notes again, as a change to a tool or to the workspace would, and the test says what broke:"),
+    code(
+        'notes.write_text(original.replace("five", "six") + "- A new line the turn never saw.\\n")\npytest(test_file)'
+    ),
+    md(
+        "## 5. Fork from a step\n\n"
+        "What if the model had read the right file at step 2? `%cireil fork TURN STEP` continues the recorded\n"
+        "turn from that step in a **new session** (`notebook:fork-<turn>-<step>`) that starts from the history\n"
+        "the turn saw: `--args` edits what the step's call asks for, `--result` gives the model another result\n"
+        "instead of running it. The replies up to the step come from the recording; after it, the recorded\n"
+        "replies go on (offline), or with `--live` the model takes over — here the stand-in, which now reads\n"
+        "the substituted minutes and answers. The fork is recorded, linked to its origin; the original\n"
+        "recording stays as it was."
+    ),
+    code(
+        "notes.write_text(original)\n"
+        "# turn 1 is the turn above (%cireil usage lists them); a magic line with JSON takes no $variables\n"
+        "%cireil fork 1 2 --live --result "
+        '\'{"path": "/workspace/minutes.md", "content": "Roof fixed.", "success": true}\''
+    ),
+    code(
+        'fork = agent.turns("*")[-1]\n'
+        'print(fork.session_id, "forked from", fork.origin)\n'
+        "print([(c.name, c.success) for c in fork.calls])"
+    ),
+    md(
+        "## 6. Step through a turn from Python\n\n"
+        "`on_tool_call` is asked before each tool call of a turn: return `None` to let it run, or a\n"
+        "`ToolDecision` to edit its arguments, skip it, or mock its result."
+    ),
+    code(
+        "from cireil.runtime.engine.toolhook import ToolDecision\n\n\n"
+        "def review(call, step):\n"
+        "    print(f\"step {step}: {call['name']} {call['input']}\")\n"
+        '    if call["name"] == "list-dir":\n'
+        '        return ToolDecision.mock({"entries": [{"name": "only-this.md", "type": "file"}], "success": True})\n'
+        "    return None\n\n\n"
+        'outcome = agent.turn("What files are in my workspace?", on_tool_call=review)\n'
+        "print(outcome.text)"
+    ),
+    code("llm.stop()"),
+]
+
+
+if __name__ == "__main__":
+    write_notebook(OUT, CELLS)

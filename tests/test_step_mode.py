@@ -1,0 +1,110 @@
+"""Step mode from Python: on_tool_call approves, edits, skips or mocks each tool call of a turn."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+import cireil
+from cireil.runtime.engine.toolhook import ToolDecision
+from cireil.scripted_llm import ScriptedLLM, reply
+from turnkit import turn_agent
+
+
+@pytest.fixture
+def llm():
+    with ScriptedLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def agent(tmp_path: Path, llm: ScriptedLLM):
+    a = cireil.load(turn_agent(tmp_path, llm.base_url))
+    yield a
+    a.close()
+
+
+def tool_results(body: dict) -> list[dict]:
+    return [json.loads(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_each_call_is_approved_edited_skipped_or_mocked(agent, llm):
+    (agent.directory / "workspace" / "other.md").write_text("Buy eggs.\n")
+    llm.script(
+        reply.tool_calls(
+            ("read", {"path": "/workspace/notes.md"}),
+            ("write", {"path": "/workspace/out.txt", "content": "x"}),
+            ("list-dir", {"path": "/workspace"}),
+            ("session-info", {}),
+        ),
+        reply.tool_calls(("respond", {"content": "done"})),
+    )
+    asked: list[tuple[str, dict, int]] = []
+
+    def review(call: dict, step: int):
+        asked.append((call["name"], call["input"], step))
+        if call["name"] == "read":
+            return ToolDecision.edit({"path": "/workspace/other.md"})
+        if call["name"] == "write":
+            return ToolDecision.skip("not today")
+        if call["name"] == "list-dir":
+            return ToolDecision.mock({"entries": ["invented.txt"], "success": True})
+        return None
+
+    outcome = agent.turn("go", on_tool_call=review)
+    assert outcome.ended == "respond"
+    assert [(n, s) for n, _, s in asked] == [
+        ("read", 1),
+        ("write", 1),
+        ("list-dir", 1),
+        ("session-info", 1),
+        ("respond", 2),
+    ]
+    assert asked[0][1] == {"path": "/workspace/notes.md"}  # the hook sees what the model asked
+    read, write, listing, info = tool_results(llm.requests[1].body)
+    assert read["content"] == "Buy eggs.\n"  # ran with the edited arguments
+    assert write["success"] is False and write["skipped"] is True and "not today" in write["error"]
+    assert not (agent.directory / "workspace" / "out.txt").exists()
+    assert listing == {"name": "list-dir", "entries": ["invented.txt"], "success": True}
+    assert info == {"name": "session-info", "platform": "remote", "session_id": "notebook:main", "success": True}
+    calls = [c for m in llm.requests[1].body["messages"] if m["role"] == "assistant" for c in m["tool_calls"]]
+    assert json.loads(calls[0]["function"]["arguments"]) == {"path": "/workspace/other.md"}  # history shows what ran
+
+
+def test_an_async_hook_and_a_wrong_answer(agent, llm):
+    llm.script(reply.tool_calls(("session-info", {})), reply.tool_calls(("respond", {"content": "ok"})))
+
+    async def review(call: dict, step: int):
+        return "yes please" if call["name"] == "session-info" else None
+
+    agent.turn("go", on_tool_call=review)
+    (result,) = tool_results(llm.requests[1].body)
+    assert result["success"] is False and "not a ToolDecision" in result["error"]
+
+
+def test_an_interrupt_while_the_hook_decides_ends_at_the_last_complete_step(agent, llm):
+    llm.script(
+        reply.tool_calls(("session-info", {})),
+        reply.tool_calls(("write", {"path": "/workspace/late.txt", "content": "x"})),
+        reply.tool_calls(("respond", {"content": "never"})),
+    )
+    waiting = threading.Event()
+    release = threading.Event()
+
+    def review(call: dict, step: int):
+        if step == 2:
+            waiting.set()
+            release.wait(30)
+        return None
+
+    submitted = agent.submit_turn("go", on_tool_call=review)
+    assert waiting.wait(30)
+    assert submitted.cancel_and_wait()
+    release.set()
+    roles = [m["role"] for m in agent.session.history]
+    assert roles == ["user", "assistant", "toolResponse"]  # step 1 kept, step 2 rolled back
+    assert not (agent.directory / "workspace" / "late.txt").exists()
+    assert agent.turns()[-1].ended == "interrupted"
