@@ -360,7 +360,8 @@ class CireilMagics:
         from .agentmagics import PROMPT_USAGE, parse_options
         from .conditionsmagics import conditions_view
 
-        name = parse_options(args, ("session", "model", "provider"), PROMPT_USAGE).get("session")
+        options = [a for a in args if a != "--diff"]  # prompt's one flag; the rest are its NAME options
+        name = parse_options(options, ("session", "model", "provider"), PROMPT_USAGE).get("session")
         session = agent.session_for(agent.session_id(name)) if name else agent.session
         view = conditions_view(agent, session)
         if view is not None:
