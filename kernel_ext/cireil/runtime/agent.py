@@ -218,7 +218,6 @@ def read_config(
         tools_cfg, tool_issues = parse_tools_config(
             tools_src,
             known=(*registry.BUILTIN_NAMES, *extra, *mcp_tools),
-            available=(*registry.implemented_names(), *extra, *mcp_tools),
             mcp_servers=[s.name for s in mcp_servers],
         )
         issues += tool_issues
@@ -721,14 +720,6 @@ class Agent(McpInspection):
     ) -> TurnOutcome:
         """Send a user message and run the agent's turn to its end; blocking, interruptible."""
         return RUNTIME.run(self._turn(message, session, on_event, **options))
-
-    async def aturn(
-        self, message: str | dict, *, session: str | None = None, on_event: EventSink | None = None, **options: Any
-    ) -> TurnOutcome:
-        work = self._turn(message, session, on_event, **options)
-        if RUNTIME.in_loop_thread():
-            return await work
-        return await RUNTIME.submit(work).wrapped()
 
     def submit_turn(
         self, message: str | dict, *, session: str | None = None, on_event: EventSink | None = None, **options: Any
