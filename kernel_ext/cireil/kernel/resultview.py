@@ -16,6 +16,7 @@ import ipywidgets as W
 
 from ..render import Action, dismissed_bundle, result_actions, result_bundle
 from ..render.html import FRAME_INSET_PX
+from .display import result_mimebundle
 from .gone import mark
 from .outputs import display_output
 
@@ -116,7 +117,7 @@ class ResultView(W.VBox):
 
     def _open_below(self, action: Action, result: ToolResult) -> None:
         out = W.Output()
-        out.outputs = (display_output(result._repr_mimebundle_()),)
+        out.outputs = (display_output(result_mimebundle(result, widgets=True)),)
         fold = W.Accordion(children=[out], titles=(action.tooltip or action.label,), selected_index=0)
         self._folds[action.label, action.tool] = fold
         self.below.children = (*self.below.children, fold)
