@@ -721,6 +721,14 @@ class Agent(McpInspection):
         """Send a user message and run the agent's turn to its end; blocking, interruptible."""
         return RUNTIME.run(self._turn(message, session, on_event, **options))
 
+    async def aturn(
+        self, message: str | dict, *, session: str | None = None, on_event: EventSink | None = None, **options: Any
+    ) -> TurnOutcome:
+        work = self._turn(message, session, on_event, **options)
+        if RUNTIME.in_loop_thread():
+            return await work
+        return await RUNTIME.submit(work).wrapped()
+
     def submit_turn(
         self, message: str | dict, *, session: str | None = None, on_event: EventSink | None = None, **options: Any
     ) -> Submitted:
