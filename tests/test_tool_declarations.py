@@ -253,3 +253,10 @@ def test_a_plugin_replacing_a_builtin_keeps_the_declarations_it_does_not_make():
     replaced = registry.overriding(plain)
     assert (replaced.ends_turn, replaced.breakable) == ("success", False)
     assert registry.overriding(Tool(name="read", description="d", params=Params(), run=None)).path_effect == "reads"
+
+
+def test_a_misspelt_declaration_is_refused_when_the_tool_is_made():
+    with pytest.raises(ValueError, match="tool 'x': ends_turn must be one of '', 'success', 'always', not 'sucess'"):
+        Tool(name="x", description="d", params=Params(), run=None, ends_turn="sucess")
+    with pytest.raises(ValueError, match="path_effect must be one of '', 'reads', 'changes', not 'writes'"):
+        Tool(name="x", description="d", params=Params(), run=None, path_effect="writes")

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .errors import ToolError
 from .names import clean as escape_names
@@ -65,6 +65,13 @@ class Tool:
     path_effect: PathEffect = ""
     ends_turn: TurnEnd = ""
     breakable: bool = True  # False: the failure breaker never disables it (a turn must always be able to end)
+
+    def __post_init__(self) -> None:
+        for field_name, kind in (("path_effect", PathEffect), ("ends_turn", TurnEnd)):
+            value, allowed = getattr(self, field_name), get_args(kind)
+            if value not in allowed:  # a typo would otherwise silently mean "nothing special"
+                choices = ", ".join(repr(a) for a in allowed)
+                raise ValueError(f"tool '{self.name}': {field_name} must be one of {choices}, not {value!r}")
 
     def __repr__(self) -> str:
         return f"<Tool {self.name} ({self.origin})>"
