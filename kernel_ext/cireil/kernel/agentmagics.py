@@ -28,6 +28,7 @@ from .toolargs import tokenize
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
 
+AGENT_MAGIC = "cireil_agent"
 PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME]"
 AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
