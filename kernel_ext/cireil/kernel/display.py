@@ -11,6 +11,7 @@ Outside IPython the objects keep their plain repr.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -41,6 +42,11 @@ def context_mimebundle(ctx: OpenedFilesContext) -> dict[str, Any]:
     return context_bundle(ctx)
 
 
+# runtime type (by name: registering imports nothing) -> its MIME bundle; a new runtime object that needs a
+# view adds its line here, and its view goes in render/
+PRINTERS: dict[str, Callable[[Any], dict[str, Any]]] = {CONTEXT: context_mimebundle}
+
+
 def register(shell: Any, *, widgets: bool = False) -> None:
     """Show cireil's objects rich in `shell`; `widgets`: as the loaded extension does, with action buttons.
     Calling it again replaces the printers (never stacks them)."""
@@ -48,10 +54,8 @@ def register(shell: Any, *, widgets: bool = False) -> None:
     if widgets:
         _WITH_WIDGETS.add(key)
     formatter = shell.display_formatter.mimebundle_formatter
-    for name, printer in (
-        (RESULT, lambda result: result_mimebundle(result, widgets=key in _WITH_WIDGETS)),
-        (CONTEXT, context_mimebundle),
-    ):
+    printers = {**PRINTERS, RESULT: lambda result: result_mimebundle(result, widgets=key in _WITH_WIDGETS)}
+    for name, printer in printers.items():
         formatter.pop(name, None)  # a printer already moved from the by-name table would win over a new one
         formatter.for_type_by_name(*name.rsplit(".", 1), printer)
 
