@@ -28,12 +28,11 @@ def result_mimebundle(result: ToolResult, *, widgets: bool = False) -> dict[str,
     """A result's bundle; with `widgets`, a result whose tool offers actions adds its widget view."""
     from ..render import result_actions, result_bundle
 
-    bundle = result_bundle(result)
     if widgets and result.agent is not None and result_actions(result):
-        from .resultview import interactive_view  # ipywidgets loads only here
+        from .resultview import interactive_bundle  # ipywidgets loads only here
 
-        bundle = {**bundle, **interactive_view(result)}
-    return bundle
+        return interactive_bundle(result)
+    return result_bundle(result)
 
 
 def context_mimebundle(ctx: OpenedFilesContext) -> dict[str, Any]:
