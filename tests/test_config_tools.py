@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime import registry
 from cireil.runtime.config.tomlsource import TomlSource
 from cireil.runtime.config.tools_config import ExecConfig, parse_tools_config
 from cireil.runtime.errors import ConfigError
@@ -26,8 +25,8 @@ def agent_with(tmp_path: Path, tools_toml: str) -> Path:
     return make_agent(tmp_path, tools_toml)
 
 
-def parse(text: str, known=BUILTIN_NAMES, available=("list-dir", "write", "session-info")):
-    return parse_tools_config(TomlSource.parse("config/tools.toml", text), known=known, available=available)
+def parse(text: str, known=BUILTIN_NAMES):
+    return parse_tools_config(TomlSource.parse("config/tools.toml", text), known=known)
 
 
 # -- the file itself ------------------------------------------------------------------------------
@@ -135,25 +134,12 @@ def test_every_spec_builtin_is_known():
     assert "str-replace" not in BUILTIN_NAMES
 
 
-def test_builtins_not_provided_yet_are_accepted_when_false(tmp_path):
-    not_yet = [n for n in BUILTIN_NAMES if n not in ("list-dir", "write", "session-info")]
-    body = OK_PREFIX + "".join(f"{n} = false\n" for n in not_yet)
+def test_builtins_set_to_false_are_not_offered(tmp_path):
+    off = [n for n in BUILTIN_NAMES if n not in ("list-dir", "write", "session-info")]
+    body = OK_PREFIX + "".join(f"{n} = false\n" for n in off)
     agent = agent_with(tmp_path, body)
     assert errors(agent) == []
     assert [t.name for t in cireil.load(agent).tools] == ["list-dir", "write"]
-
-
-def test_builtins_not_provided_yet_are_refused_when_enabled_naming_each(tmp_path, monkeypatch):
-    # every built-in is provided now; the refusal stays for versions that add a name before its tool
-    for name in ("read-history", "react"):
-        monkeypatch.delitem(registry._IMPLEMENTED, name)
-    agent = agent_with(tmp_path, f"{OK_PREFIX}read-history = true\nreact = true\nrespond = false\n")
-    assert errors(agent) == [
-        "config/tools.toml:3: tool 'read-history' is not provided by this version of cireil yet; "
-        "set it to false or remove the line",
-        "config/tools.toml:4: tool 'react' is not provided by this version of cireil yet; "
-        "set it to false or remove the line",
-    ]
 
 
 def test_mcp_tool_names_without_a_server_are_unknown(tmp_path):
@@ -175,7 +161,7 @@ def test_exec_false_and_absent_mean_disabled():
 
 
 def test_exec_true_is_enabled_with_all_defaults():
-    config, issues = parse("exec = true\n", available=("exec",))
+    config, issues = parse("exec = true\n")
     assert issues == []
     assert config.exec == ExecConfig(enabled=True)
     assert config.enabled_names == ["exec"]
@@ -206,7 +192,7 @@ previewTail = 3
 maxPreviewLineLength = 1
 hostEnvPassthrough = ["PATH", "LANG"]
 """
-    config, issues = parse(text, available=("exec",))
+    config, issues = parse(text)
     assert issues == []
     assert config.exec == ExecConfig(
         enabled=True,

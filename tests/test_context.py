@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import cireil
+from cireil.render.context import context_bundle
 from readtools import reading_agent
 
 DOC = "/workspace/long.md"
@@ -18,7 +19,7 @@ def agent(tmp_path):
 def test_nothing_open_means_no_message(agent):
     ctx = agent.context()
     assert ctx.text == "" and ctx.files == [] and ctx.notes == []
-    assert "no files are open" in ctx._repr_mimebundle_()["text/plain"]
+    assert "no files are open" in context_bundle(ctx)["text/plain"]
 
 
 def test_whole_file_and_sections_in_opening_and_activation_order(agent):
@@ -68,7 +69,7 @@ def test_a_stale_section_says_not_found(agent):
     assert "stale" in ctx.text and "read the file again" in ctx.text
     assert "## Usage" in ctx.text
     assert ctx.files[0]["missing"] == ["install"]
-    assert "stale: /workspace/long.md pins install" in ctx._repr_mimebundle_()["text/plain"]
+    assert "stale: /workspace/long.md pins install" in context_bundle(ctx)["text/plain"]
 
 
 def test_setext_and_linked_headings_render(agent):

@@ -14,7 +14,7 @@ from cireil.runtime.config.tools_config import ExecConfig, ToolsConfig
 from cireil.runtime.conversation import Conversation
 from cireil.runtime.messages import assistant_message, system_message, tool_response, user_message
 from cireil.runtime.paths import SandboxPaths
-from cireil.runtime.registry import builtin, implemented_names
+from cireil.runtime.registry import BUILTIN_NAMES, builtin
 from cireil.runtime.result import ToolResult
 from cireil.runtime.sessions import SessionStore
 from cireil.runtime.tool import ToolContext, execute
@@ -74,7 +74,7 @@ def respond(text: str) -> dict:
 
 
 def test_all_seven_are_registered_with_views():
-    assert set(TOOLS) <= set(implemented_names())
+    assert set(TOOLS) <= set(BUILTIN_NAMES)
     for name in TOOLS:
         assert builtin(name).name == name
 

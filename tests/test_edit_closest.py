@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import cireil
+from cireil.render import result_bundle
 from cireil.runtime.edit.closest import closest
 from conftest import MINIMAL_TOOLS, make_agent
 
@@ -46,7 +47,7 @@ def test_a_failed_edit_shows_the_closest_lines_in_monospace_with_differences_mar
     result = agent.call("edit", path="/workspace/report.py", edits=[{"oldText": old, "newText": "x"}])
     assert not result.success
     assert "\n\nContext:\nimport csv" in result.data["error"]  # what the agent sees stays as the spec has it
-    bundle = result._repr_mimebundle_()
+    bundle = result_bundle(result)
     text, html = bundle["text/plain"], bundle["text/html"]
     assert "closest lines in the file (from line 7" in text
     assert "Context:" not in text and "import csv" not in text  # not the top of the file
@@ -60,5 +61,5 @@ def test_other_edit_failures_keep_the_plain_error_view(tmp_path):
     agent = cireil.load(agent_dir)
     result = agent.call("edit", path="/workspace/missing.py", edits=[{"oldText": "a", "newText": "b"}])
     assert not result.success
-    text = result._repr_mimebundle_()["text/plain"]
+    text = result_bundle(result)["text/plain"]
     assert text.startswith("edit failed: ") and "closest lines" not in text

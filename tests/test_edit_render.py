@@ -8,6 +8,7 @@ import pytest
 
 import cireil
 from cireil import render
+from cireil.render import result_bundle
 from cireil.render.edit import ADDED_BG, REMOVED_BG
 from conftest import make_agent
 
@@ -27,7 +28,7 @@ def _preview(agent):
 
 def test_text_is_the_patch_and_html_numbers_and_colors_lines(agent):
     result = _preview(agent)
-    bundle = result._repr_mimebundle_()
+    bundle = result_bundle(result)
     assert bundle["text/plain"] == result["patch"]
     html = bundle["text/html"]
     assert "<script" not in html and "<style" not in html
@@ -49,7 +50,7 @@ def test_preview_offers_apply_and_discard(agent):
     assert (discard.label, discard.tool) == ("Discard", "")
     applied = agent.call(apply.tool, apply.args)
     assert applied.success and render.result_actions(applied) == []
-    assert "edited" in applied._repr_mimebundle_()["text/html"]
+    assert "edited" in result_bundle(applied)["text/html"]
 
 
 def test_stale_preview_apply_shows_why(agent):
@@ -57,6 +58,6 @@ def test_stale_preview_apply_shows_why(agent):
     (agent.directory / "workspace" / "m.py").write_text("changed\n")
     [apply, _] = render.result_actions(result)
     stale = agent.call(apply.tool, apply.args)
-    text = stale._repr_mimebundle_()["text/plain"]
+    text = result_bundle(stale)["text/plain"]
     assert "File content has changed since the dry-run" in text
     assert render.result_actions(stale) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import cireil
+from cireil.render import result_bundle
 from test_mcp_agent import agent_with, load_error
 
 pytest_plugins = ("mcp_peers.fixtures",)
@@ -37,7 +38,7 @@ def test_a_deep_result_is_a_failed_call_not_a_recursion_error(tmp_path, rogue):
         result = agent.call("mcp__h__deep")
         assert not result.success
         assert "nested deeper than 100 levels" in result["error"]
-        result._repr_mimebundle_()
+        result_bundle(result)
     finally:
         agent.close()
 

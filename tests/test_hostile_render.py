@@ -15,6 +15,7 @@ import pytest
 
 import cireil
 from cireil.render import chat, result_bundle
+from cireil.render.context import context_bundle
 from cireil.render.exec import live_bundle
 from cireil.render.safe import markdown_html, visible
 from cireil.runtime.result import ToolResult
@@ -107,13 +108,13 @@ CALLS = [
 @pytest.mark.parametrize(("tool", "args"), CALLS, ids=[f"{i}-{t}" for i, (t, _) in enumerate(CALLS)])
 def test_every_tool_view_is_clean(agent, tool, args):
     result = agent.call(tool, args)
-    bundle = result._repr_mimebundle_()
+    bundle = result_bundle(result)
     assert problems(bundle) == [], (tool, result.data)
 
 
 def test_a_message_the_model_sees_is_also_shown_as_text(agent):
     # the user-facing bundle escapes but keeps the hostile text visible (nothing silently dropped)
-    bundle = agent.call("respond", {"content": HOSTILE})._repr_mimebundle_()
+    bundle = result_bundle(agent.call("respond", {"content": HOSTILE}))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in bundle["text/html"]
     assert f'href="{EVIL.replace("?", "?").replace("&", "&amp;")}"' in bundle["text/html"]  # a link to click
     assert "␛]52;c;ZXZpbA==␇" in bundle["text/plain"]  # the clipboard write, shown instead of done
@@ -122,7 +123,7 @@ def test_a_message_the_model_sees_is_also_shown_as_text(agent):
 def test_the_context_view_is_clean(agent):
     agent.call("open-file", {"path": "/workspace/evil.md"})
     agent.call("open-file", {"path": "/workspace/" + ODD_NAME})
-    assert problems(agent.context()._repr_mimebundle_()) == []
+    assert problems(context_bundle(agent.context())) == []
 
 
 def test_exec_output_views_show_control_sequences_instead_of_running_them():

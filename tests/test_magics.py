@@ -20,6 +20,7 @@ from traitlets.config import Config
 
 from cireil.kernel import extension
 from cireil.kernel.toolargs import decode_value, parse_args, string_params, tokenize
+from cireil.render import result_bundle
 from cireil.runtime.loop import RUNTIME
 from cireil.runtime.result import ToolResult
 from conftest import MINIMAL_TOOLS, make_agent
@@ -209,7 +210,7 @@ def test_tool_magic_returns_the_result_with_its_bundle(shell, agent_dir):
     assert isinstance(result, ToolResult)
     assert result.success
     assert {e["name"] for e in result["entries"]} == {"hello.txt", "docs"}
-    bundle = result._repr_mimebundle_()
+    bundle = result_bundle(result)
     assert {"text/plain", "text/html", "application/vnd.cireil.result+json"} <= set(bundle)
     shown = run(shell, "%cireil_list_dir /workspace")
     assert isinstance(shown.value, ToolResult)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 
 import cireil
-from cireil.kernel import extension
-from cireil.runtime import result as result_module
 from conftest import MINIMAL_TOOLS, make_agent
 
 DOC = "# Top\n\nintro\n\n" + "".join(
@@ -34,34 +32,30 @@ def _rows(box):
 def test_every_section_row_has_its_own_open_action_and_deep_rows_unfold(tmp_path):
     agent_dir = make_agent(tmp_path, MINIMAL_TOOLS.replace("read = false", "read = true") + "open-file = true\n")
     (agent_dir / "workspace" / "doc.md").write_text(DOC)
-    result_module.INTERACTIVE_VIEW = extension._interactive_view
-    try:
-        from cireil.kernel.resultview import ResultView
+    from cireil.kernel.resultview import ResultView
 
-        agent = cireil.load(agent_dir)
-        read = agent.call("read", path="/workspace/doc.md")
-        sections = read.data["outline"]["sections"]
-        view = ResultView(read)
-        assert view.buttons.children == ()  # no wall of buttons under the tree
-        assert "<details" not in view.output.outputs[0]["data"]["text/html"]  # the tree is the widget one
-        rows = list(_rows(view.tree))
-        assert all(r[2].description == "open" for r in rows)
-        # the top level is unfolded: Top and its parts are built; deeper levels wait for a click
-        assert [r[1].value.count("Part") for r in rows].count(1) == 5
-        detail_row = next(r for r in rows if "Part 3" in r[1].value)
-        detail_row[0].click()  # unfold Part 3
-        deep_row = next(r for r in _rows(view.tree) if "Detail 3" in r[1].value)
-        deep_row[0].click()  # unfold Detail 3
-        deepest = next(r for r in _rows(view.tree) if "Deep 3" in r[1].value)
-        deep_id = next(s["id"] for s in sections if s["label"] == "Deep 3")
-        assert deep_id in deepest[2].tooltip
-        deepest[2].click()  # a fourth-level section pins like any other
-        _wait(lambda: view.result.tool == "open-file")
-        assert view.result.success and view.extra.children == ()
-        assert deep_id in str(view.result.data)
-        detail_row[0].click()  # folds again
-    finally:
-        result_module.INTERACTIVE_VIEW = None
+    agent = cireil.load(agent_dir)
+    read = agent.call("read", path="/workspace/doc.md")
+    sections = read.data["outline"]["sections"]
+    view = ResultView(read)
+    assert view.buttons.children == ()  # no wall of buttons under the tree
+    assert "<details" not in view.output.outputs[0]["data"]["text/html"]  # the tree is the widget one
+    rows = list(_rows(view.tree))
+    assert all(r[2].description == "open" for r in rows)
+    # the top level is unfolded: Top and its parts are built; deeper levels wait for a click
+    assert [r[1].value.count("Part") for r in rows].count(1) == 5
+    detail_row = next(r for r in rows if "Part 3" in r[1].value)
+    detail_row[0].click()  # unfold Part 3
+    deep_row = next(r for r in _rows(view.tree) if "Detail 3" in r[1].value)
+    deep_row[0].click()  # unfold Detail 3
+    deepest = next(r for r in _rows(view.tree) if "Deep 3" in r[1].value)
+    deep_id = next(s["id"] for s in sections if s["label"] == "Deep 3")
+    assert deep_id in deepest[2].tooltip
+    deepest[2].click()  # a fourth-level section pins like any other
+    _wait(lambda: view.result.tool == "open-file")
+    assert view.result.success and view.extra.children == ()
+    assert deep_id in str(view.result.data)
+    detail_row[0].click()  # folds again
 
 
 def test_thousands_of_sibling_sections_are_built_a_page_at_a_time(tmp_path):

@@ -222,9 +222,9 @@ def test_notices_on_errors_too():
     assert "heads up" in bundle["text/html"]
 
 
-def test_repr_mimebundle_is_the_bundle(agent):
+def test_a_result_outside_ipython_has_a_plain_repr(agent):
     result = agent.call("session-info")
-    assert result._repr_mimebundle_() == result_bundle(result)
+    assert not hasattr(result, "_repr_mimebundle_")  # IPython shows it through kernel/display.py's printer
     assert repr(result) == "<ToolResult session-info success=True keys=['platform', 'session_id', 'success']>"
 
 

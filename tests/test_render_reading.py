@@ -11,6 +11,7 @@ import pytest
 
 import cireil
 from cireil.render import result_actions, result_bundle
+from cireil.render.context import context_bundle
 from readtools import reading_agent
 
 DOC = "/workspace/long.md"
@@ -115,7 +116,7 @@ def test_other_views(agent):
 
 def test_context_view(agent):
     agent.call("open-file", path=DOC, sections=["usage"])
-    bundle = agent.context()._repr_mimebundle_()
+    bundle = context_bundle(agent.context())
     safe(bundle["text/html"])
     assert "&lt;opened_files&gt;" in bundle["text/html"] and "sections usage" in bundle["text/html"]
     assert bundle["text/plain"].startswith("<opened_files>")
@@ -130,7 +131,9 @@ agent.call("read", path="/workspace/hello.txt")
 print("markdown_it" in sys.modules, "pygments" in sys.modules)
 agent.call("read", path="/workspace/long.md")
 print("markdown_it" in sys.modules, "pygments" in sys.modules)
-agent.call("read", path="/workspace/hello.txt")._repr_mimebundle_()
+from cireil.render import result_bundle
+from cireil.render.context import context_bundle
+result_bundle(agent.call("read", path="/workspace/hello.txt"))
 print("pygments" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

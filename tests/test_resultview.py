@@ -8,9 +8,8 @@ import pytest
 
 import cireil
 from cireil import render
-from cireil.kernel import extension
+from cireil.kernel.display import result_mimebundle
 from cireil.params import Integer, Params
-from cireil.runtime import result as result_module
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -34,11 +33,9 @@ def _bump_actions(result):
 def bump_agent(agent_dir):
     (agent_dir / "config" / "tools.toml").write_text("list-dir = true\nbump = true\n")
     render.register_view("bump", _bump_view, _bump_actions)
-    result_module.INTERACTIVE_VIEW = extension._interactive_view
     try:
         yield cireil.load(agent_dir, tools=[BUMP])
     finally:
-        result_module.INTERACTIVE_VIEW = None
         render._REGISTERED.pop("bump", None)
 
 
@@ -50,21 +47,20 @@ def _wait(predicate, timeout=10.0):
 
 
 def test_result_with_actions_carries_a_widget_view_and_keeps_fallbacks(bump_agent):
-    bundle = bump_agent.call("bump", n=1)._repr_mimebundle_()
+    bundle = result_mimebundle(bump_agent.call("bump", n=1), widgets=True)
     assert WIDGET_MIME in bundle
     assert bundle["text/plain"] == "n = 1"
     assert bundle["application/vnd.cireil.result+json"] == {"n": 1, "success": True}
 
 
 def test_results_without_actions_stay_plain(bump_agent):
-    bundle = bump_agent.call("list-dir", path="/workspace")._repr_mimebundle_()
+    bundle = result_mimebundle(bump_agent.call("list-dir", path="/workspace"), widgets=True)
     assert WIDGET_MIME not in bundle
     assert set(bundle) == {"text/plain", "text/html", "application/vnd.cireil.result+json"}
 
 
 def test_without_the_extension_no_widget_is_made(bump_agent):
-    result_module.INTERACTIVE_VIEW = None
-    assert WIDGET_MIME not in bump_agent.call("bump", n=1)._repr_mimebundle_()
+    assert WIDGET_MIME not in result_mimebundle(bump_agent.call("bump", n=1))
 
 
 def test_pressing_an_action_replaces_the_view_with_the_new_result(bump_agent):

@@ -22,6 +22,7 @@ import pytest
 
 import cireil
 import upstream_db as up
+from cireil.render import result_bundle
 from cireil.runtime.messages import assistant_message, tool_response, user_message
 from cireil.runtime.sessions import SessionStore
 from cireil.runtime.sessions.store import (
@@ -133,7 +134,7 @@ def test_images_the_original_stored_show_inline_in_read_session_and_the_turn_vie
     from cireil.render import chat
 
     result = agent.call("read-session", id=up.GUILD, order="asc")
-    html = result._repr_mimebundle_()["text/html"]
+    html = result_bundle(result)["text/html"]
     photo = base64.b64encode(up.PHOTO).decode()
     assert f'src="data:image/webp;base64,{photo}"' in html
     first = agent.store.get(up.GUILD).history[0]

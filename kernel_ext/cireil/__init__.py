@@ -40,9 +40,12 @@ def load(path: Any, *, tools: Iterable[Tool] = ()) -> Agent:
     `tools` adds tools defined in Python (cireil.Tool); like plugin tools, each must be enabled in
     config/tools.toml by name.
     """
+    from .kernel.display import register_running_shell
     from .runtime.agent import Agent
 
-    return Agent.load(path, tools=tools)
+    agent = Agent.load(path, tools=tools)
+    register_running_shell()  # its results render rich in a notebook even without %load_ext cireil
+    return agent
 
 
 def load_demo(*, tools: Iterable[Tool] = ()) -> Agent:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..runtime import result as result_module
-from . import magictable
+from . import display, magictable
 from .magics import CireilMagics
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ def load_ipython_extension(ip: Any) -> None:
         agent_fn = cireil_agent
     else:
         print(f"cireil: {taken} already exists and is left alone; use agent.turn() instead", file=sys.stderr)
-    result_module.INTERACTIVE_VIEW = _interactive_view
+    display.register(ip, widgets=True)
     ip.events.register("pre_run_cell", controller.pre_run_cell)
     _LOADED[id(ip)] = (controller, cireil, agent_fn)
 
@@ -66,20 +65,8 @@ def unload_ipython_extension(ip: Any) -> None:
         if agent_fn is not None:
             magictable.remove(ip, AGENT_MAGIC, agent_fn)
         controller.close()
-    if not _LOADED:
-        result_module.INTERACTIVE_VIEW = None
+    display.without_widgets(ip)  # the printers stay: the Python API's results render rich without the extension
     RUNTIME.stop()
-
-
-def _interactive_view(result: Any) -> dict | None:
-    """Results with actions (apply an edit, pin a section) display as widgets; others stay plain."""
-    from ..render import result_actions
-
-    if not result_actions(result):
-        return None
-    from .resultview import interactive_view  # ipywidgets loads only here
-
-    return interactive_view(result)
 
 
 def current_agent(ip: Any | None = None) -> Agent | None:

@@ -16,6 +16,7 @@ import ipywidgets as W
 
 from ..render.html import ERROR, FG, FG_DIM, MONO, OK, esc, frame
 from ..render.safe import safe_bundle
+from .display import result_mimebundle
 from .gone import mark
 from .live import WidgetLive
 from .outputs import display_output
@@ -149,7 +150,7 @@ class ToolForm(W.VBox):
                 return
             live.end()
             try:
-                bundle = result._repr_mimebundle_()
+                bundle = result_mimebundle(result, widgets=True)
             except Exception as exc:  # a rendering bug must not hide the result itself
                 bundle = {"text/plain": f"{result!r}\n{result.data!r}\n(rendering failed: {exc})"}
             self._show(bundle)

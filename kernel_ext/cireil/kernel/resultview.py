@@ -116,7 +116,7 @@ class ResultView(W.VBox):
 
     def _open_below(self, action: Action, result: ToolResult) -> None:
         out = W.Output()
-        out.outputs = (display_output(result._repr_mimebundle_()),)
+        out.outputs = (display_output(interactive_bundle(result)),)
         fold = W.Accordion(children=[out], titles=(action.tooltip or action.label,), selected_index=0)
         self._folds[action.label, action.tool] = fold
         self.below.children = (*self.below.children, fold)
@@ -126,3 +126,12 @@ def interactive_view(result: ToolResult) -> dict[str, Any]:
     """The widget-view MIME entry for a result that has actions."""
     bundle = ResultView(result)._repr_mimebundle_()
     return {WIDGET_MIME: bundle[WIDGET_MIME]}
+
+
+def interactive_bundle(result: ToolResult) -> dict[str, Any]:
+    """A result's bundle, with its widget view when its tool offers actions (text and HTML stay as fallbacks:
+    one display either way)."""
+    bundle = result_bundle(result)
+    if result.agent is not None and result_actions(result):
+        bundle = {**bundle, **interactive_view(result)}
+    return bundle

@@ -9,8 +9,10 @@ data here; the kernel layer turns them into buttons when the result is shown in 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .html import code_block, esc, frame, json_text, notices_html
@@ -23,17 +25,6 @@ RESULT_MIME = "application/vnd.cireil.result+json"
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
-
-
-def _views() -> dict[str, str]:
-    # every built-in tool has its own view, in the module named like it (`read-skill` -> read_skill)
-    from ..runtime.registry import BUILTIN_NAMES
-
-    return {name: name.replace("-", "_") for name in BUILTIN_NAMES}
-
-
-# tool name -> module under cireil.render with `render(result) -> (text, html)`
-_VIEWS = _views()
 
 
 @dataclass(frozen=True)
@@ -60,10 +51,20 @@ def register_view(tool: str, render: View, actions: Actions | None = None) -> No
     _REGISTERED[tool] = (render, actions)
 
 
-def _module(tool: str):
-    # every MCP tool shares one view: its local name is made at discovery, its result shape is the protocol's
-    module = _VIEWS.get(tool) or ("mcp" if tool.startswith("mcp__") else None)
-    return importlib.import_module(f"{__name__}.{module}") if module else None
+def _module(tool: str) -> ModuleType | None:
+    """The view module of a tool: a built-in's is named like its tool module (it may have none: the generic
+    view); every MCP tool shares one, its local name made at discovery, its result shape the protocol's."""
+    from ..runtime import registry
+    from ..runtime.tool import python_name
+
+    if tool.startswith("mcp__"):
+        return importlib.import_module(f"{__name__}.mcp")
+    if tool not in registry.BUILTIN_NAMES:
+        return None
+    name = f"{__name__}.{python_name(tool)}"
+    if importlib.util.find_spec(name) is None:
+        return None
+    return importlib.import_module(name)
 
 
 def _view(tool: str) -> View | None:

@@ -33,3 +33,11 @@ def _files(ctx: OpenedFilesContext) -> tuple[str, str]:
     warn = "".join(f'<div style="color:{WARN}">⚠ {esc(line)}</div>' for line in [*notes, *stale])
     body = "<div>" + "<br>".join(summary) + "</div>" + warn + code_block(ctx.text)
     return "\n".join([*notes, *stale, ctx.text]), body
+
+
+def context_bundle(ctx: OpenedFilesContext) -> dict:
+    """The MIME bundle of the opened-files context: text/plain and scoped HTML."""
+    from .safe import safe_bundle
+
+    text, body = render(ctx)
+    return safe_bundle({"text/plain": text, "text/html": body})

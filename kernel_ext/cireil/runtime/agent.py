@@ -221,7 +221,6 @@ def read_config(
         tools_cfg, tool_issues = parse_tools_config(
             tools_src,
             known=(*registry.BUILTIN_NAMES, *extra, *mcp_tools),
-            available=(*registry.implemented_names(), *extra, *mcp_tools),
             mcp_servers=[s.name for s in mcp_servers],
         )
         issues += tool_issues

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import stat
 from dataclasses import dataclass, field
-from typing import Any
 
 from . import safefs
 from .errors import ToolError
@@ -36,15 +35,8 @@ class OpenedFilesContext:
     notes: list[str] = field(default_factory=list)  # files auto-closed because they are gone
     tools: str = ""  # the session's tool grant in words (Agent.context fills it in)
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # in IPython it is shown by kernel/display.py's printer
         return self.text
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        from ..render.context import render  # rendering sits above the runtime; loaded only to display
-        from ..render.safe import safe_bundle
-
-        text, body = render(self)
-        return safe_bundle({"text/plain": text, "text/html": body})
 
 
 def _render_file(path: str, size: int, text: str, sections: list[str]) -> tuple[str, list[str]]:

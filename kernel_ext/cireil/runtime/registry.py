@@ -1,15 +1,18 @@
-"""The registry of built-in tools: the names the spec defines and the modules that implement them.
+"""The registry of built-in tools: the names the spec defines, each implemented by the module named like it.
 
-Only implemented tools are ever registered; a name the spec defines but this version does not yet
-implement is known (so tools.toml may set it to false) and refused when enabled.
+A new built-in is its module under `cireil.runtime.tools` (exposing TOOL) plus its name here: magics,
+forms, the CLI and the engine come from the registry, and the tool's own declarations (`Tool.path_effect`,
+`ends_turn`, `breakable`) tell the engine how to treat it.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
+from dataclasses import replace
 from functools import cache
 
-from .tool import Tool
+from .tool import PathEffect, Tool, python_name
 
 BUILTIN_NAMES: tuple[str, ...] = (
     "respond",
@@ -35,18 +38,40 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "prune-boundaries",
 )
 
-# name -> module under cireil.runtime.tools exposing TOOL. Every built-in is provided now; a name the spec
-# adds later is known (in BUILTIN_NAMES) before it is implemented, and then it is left out here.
-_IMPLEMENTED: dict[str, str] = {name: name.replace("-", "_") for name in BUILTIN_NAMES}
-
-
-def implemented_names() -> tuple[str, ...]:
-    return tuple(n for n in BUILTIN_NAMES if n in _IMPLEMENTED)
+# Sessions written before 2.0 still hold results of a tool that no longer exists and so cannot declare itself.
+_RETIRED_PATH_EFFECTS: dict[str, PathEffect] = {"str-replace": "changes"}
 
 
 @cache
 def builtin(name: str) -> Tool:
-    module = importlib.import_module(f"{__package__}.tools.{_IMPLEMENTED[name]}")
+    if name not in BUILTIN_NAMES:
+        raise KeyError(name)
+    module = importlib.import_module(f"{__package__}.tools.{python_name(name)}")
     tool: Tool = module.TOOL
     assert tool.name == name, f"{module.__name__} defines {tool.name!r}, registered as {name!r}"
     return tool
+
+
+def overriding(tool: Tool) -> Tool:
+    """A plugin's replacement of a built-in, keeping the declarations it does not make itself: a replacement
+    respond still ends the turn (the original runtime keys this on the name)."""
+    original = builtin(tool.name)
+    return replace(
+        tool,
+        path_effect=tool.path_effect or original.path_effect,
+        ends_turn=tool.ends_turn or original.ends_turn,
+        breakable=tool.breakable and original.breakable,
+    )
+
+
+def path_effects(tools: Iterable[Tool] = ()) -> dict[str, PathEffect]:
+    """Tool name -> what its calls do to files, for every built-in (enabled or not: a session keeps results of
+    tools switched off since) and the given tools (Python, plugin, MCP)."""
+    effects = {**_RETIRED_PATH_EFFECTS, **_builtin_path_effects(BUILTIN_NAMES)}
+    effects.update((tool.name, tool.path_effect) for tool in tools if tool.path_effect)
+    return effects
+
+
+@cache
+def _builtin_path_effects(names: tuple[str, ...]) -> dict[str, PathEffect]:
+    return {name: builtin(name).path_effect for name in names if builtin(name).path_effect}

@@ -1,14 +1,13 @@
-"""ToolResult: the dict the agent sees, plus what a person needs to look at it."""
+"""ToolResult: the dict the agent sees, plus what a person needs to look at it.
+
+It does not show itself: in IPython the kernel layer registers its view with the shell's formatters
+(kernel/display.py); render/ turns it into a MIME bundle for everyone else (the CLI, forms, tests).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-# Set by the kernel extension while it is loaded: turns a result into an interactive view (a
-# widget with action buttons) when its tool offers actions. The runtime never imports the kernel.
-INTERACTIVE_VIEW: Callable[[ToolResult], dict | None] | None = None
 
 
 @dataclass
@@ -35,16 +34,3 @@ class ToolResult:
 
     def __repr__(self) -> str:
         return f"<ToolResult {self.tool} success={self.success} keys={sorted(self.data)}>"
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        # Imported here, not at module level: rendering sits above the runtime and is only needed
-        # when something is displayed.
-        from ..render import result_bundle
-
-        bundle = result_bundle(self)
-        if INTERACTIVE_VIEW is not None and self.agent is not None:
-            interactive = INTERACTIVE_VIEW(self)
-            if interactive:
-                # The widget view is shown where widgets run; text/plain and text/html stay as fallbacks.
-                bundle = {**bundle, **interactive}
-        return bundle

@@ -11,7 +11,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-PLATFORMS = ("discord", "matrix", "tui", "internal", "remote")
 # a turn ends only through these: a grant that left them out would leave the model no way to finish
 ALWAYS_GRANTED = ("respond", "no-response")
 

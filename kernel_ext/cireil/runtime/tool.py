@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .errors import ToolError
 from .names import clean as escape_names
@@ -24,6 +24,20 @@ if TYPE_CHECKING:
 Runner = Callable[[dict, "ToolContext"], Awaitable[dict]]
 # Live output of a running call, e.g. exec's ("stdout" | "stderr", raw bytes); called on the runtime loop.
 Progress = Callable[[str, bytes], None]
+
+
+# What a successful call does to the file named by its `path` (the result's, else the argument's):
+# "reads" shows the file as it was then, "changes" makes an earlier read of it stale; "" neither.
+PathEffect = Literal["", "reads", "changes"]
+# When a call ends the agent's turn: "success" when its result succeeds and does not say `final: false`
+# (respond), "always" whatever the result (no-response, reference §8.3); "" never.
+TurnEnd = Literal["", "success", "always"]
+
+
+def python_name(tool: str) -> str:
+    """A tool's name where Python needs an identifier: its module (and view module) and its magic.
+    `read-skill` -> `read_skill`."""
+    return tool.replace("-", "_")
 
 
 def no_progress(stream: str, data: bytes) -> None:
@@ -47,6 +61,17 @@ class Tool:
     # (edit's SEARCH/REPLACE blocks); raises ValueError with a one-line message for malformed input
     parse_body: Callable[[str, str], dict] | None = None
     rest_arg: str | None = None  # the list further bare words fill, verbatim: `%cireil_exec ls -la /workspace`
+    # What the engine asks the tool instead of keeping lists of names; plugin and MCP tools default to nothing special.
+    path_effect: PathEffect = ""
+    ends_turn: TurnEnd = ""
+    breakable: bool = True  # False: the failure breaker never disables it (a turn must always be able to end)
+
+    def __post_init__(self) -> None:
+        for field_name, kind in (("path_effect", PathEffect), ("ends_turn", TurnEnd)):
+            value, allowed = getattr(self, field_name), get_args(kind)
+            if value not in allowed:  # a typo would otherwise silently mean "nothing special"
+                choices = ", ".join(repr(a) for a in allowed)
+                raise ValueError(f"tool '{self.name}': {field_name} must be one of {choices}, not {value!r}")
 
     def __repr__(self) -> str:
         return f"<Tool {self.name} ({self.origin})>"
@@ -59,7 +84,13 @@ class Tool:
 
     @property
     def magic_name(self) -> str:
-        return "cireil_" + self.name.replace("-", "_")
+        return "cireil_" + python_name(self.name)
+
+    def ends_turn_with(self, data: dict) -> bool:
+        """Whether a call that returned `data` ends the turn."""
+        if self.ends_turn == "always":
+            return True
+        return self.ends_turn == "success" and data.get("success") is not False and data.get("final") is not False
 
     def as_dict(self) -> dict:
         return {

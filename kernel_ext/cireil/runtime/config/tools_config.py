@@ -135,9 +135,9 @@ def _outside_sandbox(path: str) -> str | None:
 
 
 def parse_tools_config(
-    source: TomlSource, known: Collection[str], available: Collection[str], mcp_servers: Collection[str] = ()
+    source: TomlSource, known: Collection[str], mcp_servers: Collection[str] = ()
 ) -> tuple[ToolsConfig, list[ConfigIssue]]:
-    """Validate tools.toml against the names this agent knows (`known`) and can run (`available`)."""
+    """Validate tools.toml against the names this agent knows (`known`): built-in, Python, plugin, MCP."""
     issues: list[ConfigIssue] = []
     config = ToolsConfig()
     for name, value in source.data.items():
@@ -156,14 +156,6 @@ def parse_tools_config(
             issues.append(source.issue(where, f"tool '{name}' must be true or false, not {_toml_repr(value)}"))
             continue
         config.enabled[name] = value
-    for name, on in config.enabled.items():
-        if on and name not in available:
-            issues.append(
-                source.issue(
-                    (name, "enabled") if isinstance(source.data.get(name), dict) else (name,),
-                    f"tool '{name}' is not provided by this version of cireil yet; set it to false or remove the line",
-                )
-            )
     issues.sort(key=lambda i: i.line or 0)  # in file order, as an editor shows them
     return config, issues
 

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 
 EXACT, WHITESPACE, PUNCTUATION = 0, 1, 2
-TIER_NAMES = {EXACT: "exact", WHITESPACE: "whitespace", PUNCTUATION: "punctuation-spacing"}
 
 _SEP = r"[ \t]*\r?\n"  # end of a line: trailing spaces, then `\n` or `\r\n`
 _LEAD = r"[ \t]*"  # indentation, any depth, tabs or spaces

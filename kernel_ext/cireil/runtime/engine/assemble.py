@@ -6,6 +6,7 @@ The parts stay separate on the result so that `%cireil prompt` can show each one
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Protocol
@@ -102,6 +103,7 @@ def assemble(
     turn_ended: bool = False,
     conditions: Conditions | None = None,
     rule_context: RuleContext | None = None,
+    path_effects: Mapping[str, str] | None = None,
 ) -> Assembled:
     """One model call's messages. With `close_missing` (a real call) vanished files are closed and a prune
     warning is recorded in session.meta; without it (a preview) the session is left exactly as it was.
@@ -136,6 +138,7 @@ def assemble(
         fixed_tokens=fixed,
         drop_transient=turn_ended,
         cache=cache,
+        path_effects=path_effects,
     )
     estimate = fixed + shaped.tokens
     usage = context_usage(estimate, model.context_window, model.context_budget, model.context_hard_budget)

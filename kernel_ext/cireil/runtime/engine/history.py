@@ -16,14 +16,12 @@ import html
 import json
 import math
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 MESSAGE_TOKENS = 4
 MEDIA_TOKENS = 200
-READ_TOOLS = frozenset({"read"})
-# Tools after whose success an earlier read of the same path shows outdated content.
-CHANGING_TOOLS = frozenset({"write", "edit", "str-replace"})
 DEFAULT_MAX_TURNS = 30
 
 
@@ -287,7 +285,7 @@ def _succeeded(msg: dict) -> bool:
     return not (isinstance(output, dict) and output.get("success") is False)
 
 
-def _supersede_stale(items: list[_Item]) -> int:
+def _supersede_stale(items: list[_Item], path_effects: Mapping[str, str]) -> int:
     """Reads whose path was read again or changed later no longer show the file as it is."""
     call_inputs: dict[str, dict] = {}
     for item in items:
@@ -299,16 +297,16 @@ def _supersede_stale(items: list[_Item]) -> int:
     count = 0
     for item in reversed(items):
         msg = item.msg
-        name = msg.get("name")
-        if msg.get("role") != "toolResponse" or (name not in READ_TOOLS and name not in CHANGING_TOOLS):
+        effect = path_effects.get(msg.get("name")) if msg.get("role") == "toolResponse" else None
+        if not effect:
             continue
         if not _succeeded(msg) or _is_stub(msg.get("output")):
             continue
         path = _result_path(msg, call_inputs)
         if path is None:
             continue
-        if name in READ_TOOLS and path in later:
-            item.msg = {**msg, "output": _stub("stale", name)}
+        if effect == "reads" and path in later:
+            item.msg = {**msg, "output": _stub("stale", msg.get("name"))}
             count += 1
         later.add(path)
     return count
@@ -336,9 +334,11 @@ def shape_history(
     fixed_tokens: int = 0,
     drop_transient: bool = False,
     cache: TokenCache | None = None,
+    path_effects: Mapping[str, str] | None = None,
 ) -> ShapedHistory:
     """Visible history from `cursor`, shaped and pruned. `fixed_tokens` is everything else sent with it
-    (system prompt, opened files) so that pruning budgets the whole request."""
+    (system prompt, opened files) so that pruning budgets the whole request. `path_effects` (tool name ->
+    "reads" | "changes", as `registry.path_effects` gives; default: the built-ins') finds stale reads."""
     cache = TokenCache() if cache is None else cache
     cursor = max(0, min(cursor, len(history)))
     removed: dict[str, int] = {}
@@ -358,7 +358,11 @@ def shape_history(
         soft = math.floor(context_window * context_budget)
         hard = math.floor(context_window * context_hard_budget)
         if total > hard:
-            shaped.superseded_stale = _supersede_stale(items)
+            if path_effects is None:
+                from ..registry import path_effects as builtin_effects
+
+                path_effects = builtin_effects()
+            shaped.superseded_stale = _supersede_stale(items, path_effects)
             if shaped.superseded_stale:
                 tokens = [cache.message_tokens(item.msg) for item in items]
                 total = fixed_tokens + sum(tokens)

@@ -123,6 +123,7 @@ class Engine:
         *,
         close_missing: bool = True,
     ) -> PreparedRequest:
+        from ..registry import path_effects
         from .assemble import assemble
         from .provider import ModelRequest
 
@@ -137,6 +138,7 @@ class Engine:
             max_turns=provider.max_turns,
             token_cache=self._token_cache,
             close_missing=close_missing,
+            path_effects=path_effects(tools.values()),
         )
         if close_missing:  # a real model call: pruning moved the cursor (a preview changes nothing)
             session.cursor = assembled.cursor

@@ -12,7 +12,6 @@ import asyncio
 import base64
 import contextlib
 import hashlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +37,6 @@ NOT_DELIVERED = (
     "Your previous message was not delivered: text outside a respond call never reaches anyone. "
     "Call respond to send it, or no-response to end the turn without a message."
 )
-NEVER_DISABLED = ("respond", "no-response")
 
 
 def breaker_notice(tool: str, count: int) -> str:
@@ -302,14 +300,15 @@ class Turn:
             result.inspect = inspect  # for the view only (an MCP call's wire): never in the history
             self._add(msgs.tool_response(call["id"], name, data))
             self.emit({"type": "result", "step": step, "call": call, "result": result})
-            if name == "no-response":
-                ended = "no-response"
-            elif name == "respond" and data.get("success") is not False and data.get("final") is not False:
-                ended = ended or "respond"
+            declared = self._declared(name)  # the tool says whether it ends the turn and may be disabled
+            if declared is not None and declared.ends_turn_with(data):
+                # an unconditional end (no-response) wins over a message that ended it (reference §8.3)
+                ended = name if declared.ends_turn == "always" else ended or name
             if data.get("success") is False:
                 failures[name] = failures.get(name, 0) + 1
                 threshold = self.model_cfg.tool_fail_threshold
-                if failures[name] >= threshold and name not in NEVER_DISABLED and name not in disabled:
+                breakable = declared is None or declared.breakable
+                if failures[name] >= threshold and breakable and name not in disabled:
                     disabled.add(name)
                     notices.append(breaker_notice(name, failures[name]))
             elif "success" in data:
@@ -318,6 +317,13 @@ class Turn:
             self._add(msgs.user_message(text, notice=True))
             self.emit({"type": "notice", "text": text})
         return ended
+
+    def _declared(self, name: str) -> Tool | None:
+        """The tool called `name`, even when this session may not call it or it is off (no-response still ends)."""
+        from ..registry import BUILTIN_NAMES, builtin
+
+        tool = self.tools.get(name) or self.agent.current_tools().get(name)
+        return tool or (builtin(name) if name in BUILTIN_NAMES else None)
 
     async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
         """The result data, and what the tool left for the person's view (ToolResult.inspect)."""
@@ -343,18 +349,3 @@ class Turn:
         ctx = self.agent.tool_context(self.session, conversation)
         data = await execute(tool, call.get("input") or {}, ctx)
         return data, ctx.extra.get("inspect") or {}
-
-
-def summarize_usage(usage: dict[str, int]) -> str:
-    if not usage:
-        return "no usage reported"
-    parts = [
-        f"{usage[k]:,} {k.replace('_tokens', '').replace('_', ' ')}"
-        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-        if k in usage
-    ]
-    return " · ".join(parts) + " tokens"
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)

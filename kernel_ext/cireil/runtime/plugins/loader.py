@@ -104,6 +104,8 @@ def _collect(
             )
             continue
         owner[tool.name] = plugin.name
+        if tool.name in registry.BUILTIN_NAMES:
+            tool = registry.overriding(tool)
         out.tools[tool.name] = replace(tool, origin=f"plugin:{plugin.name}")
     for extractor in plugin.extractors:
         unregister_extractor(extractor.name)  # loading again (restart, another agent) must not stack copies

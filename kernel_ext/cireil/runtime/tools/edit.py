@@ -232,6 +232,7 @@ def _apply(preview: Preview, resolved: ResolvedPath, lock: _FileLock) -> str:
 
 TOOL = Tool(
     name="edit",
+    path_effect="changes",
     description=(
         "Replace text in an existing file. Each edit's oldText must occur exactly once (or set all: true); "
         "differences in indentation, tabs vs spaces, trailing spaces, runs of spaces, line endings and spacing "

@@ -12,6 +12,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 
 TOOL = Tool(
     name="no-response",
+    ends_turn="always",
+    breakable=False,
     description="End your turn without sending a message (when nothing needs saying).",
     params=Params(),
     run=run,

@@ -59,6 +59,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 
 TOOL = Tool(
     name="read",
+    path_effect="reads",
     description=(
         "Read a file. Long files (over about 2000 tokens) with headings or id'd elements return an outline of "
         "their sections instead of the content: pin the sections you need with open-file, or pass raw=true for "

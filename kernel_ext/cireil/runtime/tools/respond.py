@@ -67,6 +67,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 
 TOOL = Tool(
     name="respond",
+    ends_turn="success",
+    breakable=False,
     description=(
         "Send a message to the person. This is the only way your words reach anyone: text outside a respond call "
         "is never delivered. content is Markdown. channel is 'current' (default), 'last' (the most recently active "

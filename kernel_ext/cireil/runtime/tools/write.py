@@ -59,6 +59,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 
 TOOL = Tool(
     name="write",
+    path_effect="changes",
     description=(
         "Create a file or overwrite it completely with the given content (parent folders are created). "
         "For changes to part of an existing file, prefer edit. Block files (/blocks, .md only) and skill "
