@@ -41,9 +41,18 @@ def context_mimebundle(ctx: OpenedFilesContext) -> dict[str, Any]:
     return context_bundle(ctx)
 
 
+def replay_mimebundle(replay: Any) -> dict[str, Any]:
+    from ..render.replay import ReplayView
+
+    return ReplayView(replay)._repr_mimebundle_()
+
+
 # runtime type (by name: registering imports nothing) -> its MIME bundle; a new runtime object that needs a
 # view adds its line here, and its view goes in render/
-PRINTERS: dict[str, Callable[[Any], dict[str, Any]]] = {CONTEXT: context_mimebundle}
+PRINTERS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    CONTEXT: context_mimebundle,
+    "cireil.runtime.recorder.replay.ReplayResult": replay_mimebundle,
+}
 
 
 def register(shell: Any, *, widgets: bool = False) -> None:

@@ -101,11 +101,6 @@ class ReplayResult:
     def __repr__(self) -> str:
         return f"<ReplayResult {self.summary()}>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        from ...render.replay import ReplayView  # render sits above the runtime: imported only to show it
-
-        return ReplayView(self)._repr_mimebundle_()
-
 
 def scripted_replies(turn: RecordedTurn) -> list:
     """The recorded replies as ScriptedLLM replies, in order."""
