@@ -28,7 +28,6 @@ from .toolargs import tokenize
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
 
-AGENT_MAGIC = "cireil_agent"
 PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME] [--diff]"
 USAGE_USAGE = "%cireil usage [--session NAME | --all]"
 STEPS_USAGE = "%cireil steps [TURN]"
