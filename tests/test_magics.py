@@ -509,14 +509,16 @@ def test_reload_ext_works(shell, agent_dir):
 
 
 def test_load_ext_stays_light(tmp_path):
-    """Loading the extension and the demo must not import widgets, the HTTP client or the imaging library."""
+    """Loading the extension and the demo must not import widgets, the HTTP client or the imaging library, nor
+    what only some agents need (conditions.toml's rules, engine.toml's parser, the original runtime's root checks)."""
     code = (
         "import sys, json\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "sh = InteractiveShell.instance()\n"
         "sh.run_line_magic('load_ext', 'cireil')\n"
         "sh.run_line_magic('cireil', 'load --demo')\n"
-        "print(json.dumps([m for m in ('ipywidgets', 'httpx', 'PIL', 'pillow_heif') if m in sys.modules]))\n"
+        "print(json.dumps([m for m in ('ipywidgets', 'httpx', 'PIL', 'pillow_heif', 'cireil.runtime.conditions',"
+        " 'cireil.runtime.engine.config', 'cireil.runtime.upstream') if m in sys.modules]))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True, timeout=120

@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import frontmatter, registry, safefs
 from .calllog import CallHistory, SavedCall
-from .conditions import CONDITIONS_FILE, Conditions, PathAccess, RuleContext, block_file_warnings, parse_conditions
 from .config.mcp_config import MCP_FILE, McpServer, exposure_warning, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_config_bytes, read_toml
 from .config.tools_config import TOOLS_FILE, ToolsConfig, parse_tools_config
 from .conversation import Conversation
 from .errors import ConfigError, ConfigIssue, UnknownToolError
-from .layout import BLOCK_NAMES, AgentLayout
+from .layout import BLOCK_NAMES, CONDITIONS_FILE, AgentLayout
 from .loop import RUNTIME, Submitted
 from .mcp.inspect import McpInspection
 from .paths import SandboxPaths
@@ -35,6 +34,7 @@ from .session import Session, not_granted
 from .tool import Progress, Tool, ToolContext, execute
 
 if TYPE_CHECKING:
+    from .conditions import Conditions, RuleContext
     from .context import OpenedFilesContext
     from .engine.runner import Engine, PreparedRequest
     from .engine.turn import EventSink, TurnOutcome
@@ -73,7 +73,8 @@ class Snapshot:
     fingerprints: dict[str, bytes | None]
     warnings: list[ConfigIssue] = field(default_factory=list)
     mcp: Discovered | None = None  # the connections and tools found at load; fixed until restart
-    conditions: Conditions = field(default_factory=Conditions)  # config/conditions.toml, re-read on change
+    # config/conditions.toml, re-read on change; None without the file (the rules module then never loads)
+    conditions: Conditions | None = None
     plugin_quotas: dict[str, int] = field(default_factory=dict)  # stateQuotaBytes per plugin (plugins.services)
 
 
@@ -188,12 +189,18 @@ def read_config(
     tools_src = _read(layout, TOOLS_FILE, issues)
     sandbox_cfg, sandbox_issues = parse_sandbox_config(_read(layout, SANDBOX_FILE, issues), layout.slug)
     issues += sandbox_issues
-    conditions, condition_issues = parse_conditions(_read(layout, CONDITIONS_FILE, issues))
-    issues += condition_issues
+    conditions_src = _read(layout, CONDITIONS_FILE, issues)
+    conditions = None
+    if conditions_src is not None:
+        from .conditions import block_file_warnings, parse_conditions
+
+        conditions, condition_issues = parse_conditions(conditions_src)
+        issues += condition_issues
+        if with_content:
+            issues += block_file_warnings(layout.directory, conditions)
     if with_content:
         from .unhonoured import unhonoured_warnings
 
-        issues += block_file_warnings(layout.directory, conditions)
         issues += unhonoured_warnings(layout.directory, in_root=layout.runtime_root is not None)
     fresh = mcp_servers is None  # connections opened here are closed here when the config is broken
     if mcp_servers is None:
@@ -512,19 +519,26 @@ class Agent(McpInspection):
     def sandbox_paths(self, session: Session | None = None) -> SandboxPaths:
         """The path model; for a session, with conditions.toml's access rules as that session sees them."""
         snapshot = self._snapshot
-        if session is None or not snapshot.conditions.has_path_rules:
+        if session is None or snapshot.conditions is None or not snapshot.conditions.has_path_rules:
             return SandboxPaths(self.directory, snapshot.sandbox.mounts)
+        from .conditions import PathAccess
+
         access = PathAccess(snapshot.conditions, self.rule_context(session))
         return SandboxPaths(self.directory, snapshot.sandbox.mounts, access=access)
 
     # -- conditions.toml --------------------------------------------------------------------------
     @property
     def conditions(self) -> Conditions:
-        return self._snapshot.conditions
+        from .conditions import Conditions
+
+        found = self._snapshot.conditions
+        return Conditions() if found is None else found
 
     def rule_context(self, session: Session | None = None) -> RuleContext:
         """What conditions.toml rules see of a session: what a person set for it, else its own platform."""
         session = session or self.session
+        from .conditions import RuleContext
+
         return self._acting.get(session.id) or RuleContext.of_session(session)
 
     def act_as(self, context: RuleContext | None, session: Session | None = None) -> None:

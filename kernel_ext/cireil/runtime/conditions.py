@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigIssue, ToolError
+from .layout import CONDITIONS_FILE
 
 if TYPE_CHECKING:
     from .config.tomlsource import TomlSource
     from .session import Session
 
-CONDITIONS_FILE = "config/conditions.toml"
 PATH_TABLES = ("memories", "workspace")
 TABLES = ("blocks", *PATH_TABLES)
 _RULE_KEYS = ("action", "when", "mode")

@@ -9,6 +9,8 @@ from pathlib import Path
 from .errors import ConfigError, ConfigIssue
 from .paths import ROOTS
 
+# the original's access rules and conditional blocks (runtime/conditions.py reads it, only when it exists)
+CONDITIONS_FILE = "config/conditions.toml"
 BLOCK_NAMES = ("soul", "identity", "person", "long-term", "style-notes")
 
 

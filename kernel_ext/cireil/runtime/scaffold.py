@@ -48,8 +48,6 @@ def init(directory: str | os.PathLike[str], *, notes: list[str] | None = None) -
     Refuses a directory that exists and is not empty, so an agent is never half-overwritten. What was
     written outside the agent directory (a runtime root's migrations.json) is appended to `notes`.
     """
-    from .upstream import write_migrations_json
-
     target = Path(directory).expanduser().absolute()
     if target.exists():
         if not target.is_dir():
@@ -75,6 +73,8 @@ def init(directory: str | os.PathLike[str], *, notes: list[str] | None = None) -
         os.chmod(target, DIR_MODE)
         _copy_tree(demo_source(), target)
         if root is not None:
+            from .upstream import write_migrations_json  # a runtime root only: not for --demo copies
+
             written = write_migrations_json(root)
     except BaseException:
         # A half-written agent would fail dry-run in confusing ways; leave things as they were.

@@ -117,8 +117,6 @@ _CODEX_HOW = (
 
 def _engine(directory: Path) -> list[ConfigIssue]:
     """Provider kinds cireil cannot speak yet, at their lines."""
-    from .engine.config import SPOKEN_KINDS
-
     found = _read(directory, "config/engine.toml")
     if not isinstance(found, TomlSource):
         return []  # missing or unreadable: the engine check (dry-run, each turn) says so
@@ -127,7 +125,11 @@ def _engine(directory: Path) -> list[ConfigIssue]:
         if not isinstance(table, dict):
             continue
         kind = table.get("kind", "openai")
-        if isinstance(kind, str) and kind in ("anthropic", "openai-codex") and kind not in SPOKEN_KINDS:
+        if kind not in ("anthropic", "openai-codex"):
+            continue
+        from .engine.config import SPOKEN_KINDS  # only for an agent that names such a kind: not at every load
+
+        if kind not in SPOKEN_KINDS:
             extra = f"; {_CODEX_HOW}" if kind == "openai-codex" else ""
             out.append(
                 found.issue(

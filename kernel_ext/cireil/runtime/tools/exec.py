@@ -6,7 +6,6 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..conditions import PathAccess, exec_overlay
 from ..errors import ToolError
 from ..params import Array, Params, String
 from ..paths import SandboxPaths
@@ -48,6 +47,10 @@ def _check_allowed(command: str, ctx: ToolContext) -> None:
 def _refuse_unenforceable(ctx: ToolContext) -> None:
     """Without a sandbox nothing can hide a denied area from the command: fail closed."""
     access = ctx.paths.access
+    if access is None:
+        return
+    from ..conditions import PathAccess  # an agent without conditions.toml never loads the rules module
+
     if isinstance(access, PathAccess) and any(d for _, d in access.conditions.denied_areas(access.context)):
         raise ToolError(
             "exec cannot run here: config/conditions.toml denies paths in this session "
@@ -90,6 +93,10 @@ def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
 def _conditions_overlay(ctx: ToolContext) -> list[str]:
     """conditions.toml also holds inside the sandbox: denied areas are hidden (the original left exec open)."""
     access = ctx.paths.access
+    if access is None:
+        return []
+    from ..conditions import PathAccess, exec_overlay
+
     if not isinstance(access, PathAccess):
         return []
     unguarded = SandboxPaths(ctx.paths.agent_dir, ctx.paths.mounts)
