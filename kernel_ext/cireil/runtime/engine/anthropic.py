@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..mcp.sse import SseParser
 from ..messages import assistant_message
 from .config import ModelConfig
@@ -302,7 +303,7 @@ class AnthropicProvider(OpenAIProvider):
             else:
                 raw = await response.aread()
                 try:
-                    payload = json.loads(raw)
+                    payload = bounded_loads(raw)
                 except ValueError:
                     snippet = raw[:200].decode("utf-8", "replace")
                     raise ProviderError(
@@ -325,7 +326,7 @@ class AnthropicProvider(OpenAIProvider):
     @staticmethod
     def _feed(data: str, blocks: _Blocks) -> None:
         try:
-            parsed = json.loads(data)
+            parsed = bounded_loads(data)
         except ValueError:
             return  # a keepalive or comment
         if isinstance(parsed, dict):

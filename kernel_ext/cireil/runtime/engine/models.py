@@ -10,11 +10,11 @@ the endpoint answered, so turns are not slowed by asking again.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from .config import MissingApiKey, ProviderConfig
 
 LOOKUP_TIMEOUT_S = 15.0
@@ -125,7 +125,7 @@ async def fetch_models(provider: ProviderConfig) -> ModelList:
         result.error = f"{url} answered HTTP {response.status_code}: {response.text[:300]}"
         return result
     try:
-        result.models = parse_model_list(json.loads(response.content), provider.kind)
+        result.models = parse_model_list(bounded_loads(response.content), provider.kind)
     except ValueError as exc:
         result.error = f"{url} did not answer with a model list: {exc}"
     return result
