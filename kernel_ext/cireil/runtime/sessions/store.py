@@ -103,6 +103,7 @@ class SessionStore(SideIndex):
         self._holders: tuple[float, list[int]] = (0.0, [])
         self._data_version: int | None = None
         self.notes: list[str] = []  # what happened on opening, for load_notes
+        self.created = False  # set by _open_upstream
         self._db = self._open_upstream()
         try:
             self.current = us.is_current(self._db)
@@ -121,6 +122,7 @@ class SessionStore(SideIndex):
     def _open_upstream(self) -> sqlite3.Connection:
         path = self.path
         new = not path.exists() or path.stat().st_size == 0
+        self.created = new  # made by this store just now: no other process can have it open yet
         if new:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)  # private before SQLite writes a byte
@@ -761,7 +763,9 @@ class SessionStore(SideIndex):
     def load_notes(self) -> list[str]:
         """What loading the agent says about its sessions, one line each (read-only, unreadable sessions)."""
         notes = list(self.notes)
-        pids = self.holders()
+        # A database this store has just made has no other holder yet: scanning every process's open files
+        # (most of a --demo load's time) waits for the first write, which asks before it writes.
+        pids = [] if self.created else self.holders()
         if pids:
             notes.append(
                 f"open in another process (pid {', '.join(map(str, pids))}, the original runtime?): its Discord, TUI "
