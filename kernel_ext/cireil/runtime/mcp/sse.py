@@ -25,16 +25,19 @@ class SseParser:
         self.last_id: str | None = None
 
     def feed(self, text: str) -> Iterator[Event]:
-        self._buffer += text
+        buffer = self._buffer + text if self._buffer else text
+        start = 0
         while True:
-            cut = _line_end(self._buffer)
+            cut = _line_end(buffer, start)
             if cut is None:
+                self._buffer = buffer[start:]
                 return
             end, skip = cut
-            line = self._buffer[:end]
-            self._buffer = self._buffer[end + skip :]
+            line = buffer[start:end]
+            start = end + skip  # the buffer is cut once per event, not once per line
             event = self._line(line)
             if event is not None:
+                self._buffer = buffer[start:]  # consistent should the caller stop here
                 yield event
 
     def finish(self) -> Iterator[Event]:
@@ -70,9 +73,9 @@ class SseParser:
         return Event(event, data, ident)
 
 
-def _line_end(buffer: str) -> tuple[int, int] | None:
-    """Where the first complete line ends and how long its terminator is."""
-    lf, cr = buffer.find("\n"), buffer.find("\r")
+def _line_end(buffer: str, start: int = 0) -> tuple[int, int] | None:
+    """Where the first complete line from `start` ends and how long its terminator is."""
+    lf, cr = buffer.find("\n", start), buffer.find("\r", start)
     if cr == -1 or (lf != -1 and lf < cr):
         return None if lf == -1 else (lf, 1)
     if cr + 1 == len(buffer):
