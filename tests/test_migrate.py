@@ -376,3 +376,26 @@ def test_an_inline_providers_table_is_migrated_too(tmp_path: Path) -> None:
         "  # tail\n"
     )
     assert cireil.dry_run(agent).ok
+
+
+@pytest.mark.parametrize(
+    ("inline", "migrated"),
+    [
+        ('{apiBase="http://127.0.0.1:1/v1"}', '{apiBase="http://127.0.0.1:1/v1", isGlobalDefault = true}'),
+        ('{ apiBase = "http://127.0.0.1:1/v1" }', '{ apiBase = "http://127.0.0.1:1/v1", isGlobalDefault = true }'),
+    ],
+)
+def test_the_added_default_follows_the_inline_tables_own_spacing(tmp_path: Path, inline: str, migrated: str) -> None:
+    agent = engine_agent(tmp_path, f"[providers]\nlocal = {inline}\n")
+    migrate(agent)
+    assert engine_text(agent) == f"local = {migrated}\n"
+
+
+def test_a_crlf_engine_file_gets_its_added_default_in_crlf(tmp_path: Path) -> None:
+    agent = engine_agent(tmp_path, "")
+    old = '[providers.local]\r\napiBase = "http://127.0.0.1:1/v1"\r\ndefaultModel = "m"\r\n'
+    (agent / "config" / "engine.toml").write_bytes(old.encode())
+    migrate(agent)
+    assert (agent / "config" / "engine.toml").read_bytes() == (
+        b'[local]\r\napiBase = "http://127.0.0.1:1/v1"\r\ndefaultModel = "m"\r\nisGlobalDefault = true\r\n'
+    )

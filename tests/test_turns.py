@@ -304,7 +304,10 @@ def test_a_scheduled_job_fires_and_is_announced_to_its_target(agent, llm):
     agent.turn("remind me")
     assert [j["id"] for j in agent.scheduler.pending()] == ["tea"]
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and "Tea time!" not in json.dumps(agent.session.history):
+    # the job is deleted just after its announcement lands, on the kernel's loop: wait for both
+    while time.monotonic() < deadline and (
+        "Tea time!" not in json.dumps(agent.session.history) or agent.scheduler.pending()
+    ):
         time.sleep(0.05)
     assert "Tea time!" in json.dumps(agent.session.history)
     assert bodies(llm)[2]["prompt_cache_key"] == "cron:testagent:tea"

@@ -220,7 +220,10 @@ def _providers_to_top_level(
     changes = [f"moved [providers.{name}] to [{name}] (line {source.line_of('providers', name)})" for name in moved]
     if not defaults:
         only = moved[0]
-        _add_after_last_value(document[only], "isGlobalDefault", True)
+        if isinstance(document[only], tomlkit.items.InlineTable):
+            document[only] = _with_inline_key(document[only], "isGlobalDefault", True)
+        else:
+            _add_after_last_value(document[only], "isGlobalDefault", True)
         changes.append(f"added 'isGlobalDefault = true' to [{only}]: the original needs one default provider")
     env_keys = [name for name, entry in table.items() if _names_a_variable(entry.get("apiKey"))]
     for name in env_keys:
@@ -236,15 +239,36 @@ def _names_a_variable(api_key: object) -> bool:
 
 
 def _add_after_last_value(table: tomlkit.items.Table, key: str, value: object) -> None:
-    """Insert `key = value` after the table's last plain key, so it stays above trailing comments and subtables."""
+    """Write `key = value` on the line after the table's last plain key, so it stays above trailing comments and
+    subtables (tomlkit's public add() puts it after them)."""
     last = None
     for k, item in table.value.body:
         if k is not None and not isinstance(item, tomlkit.items.Table | tomlkit.items.AoT):
-            last = k
+            last = item
     if last is None:
         table.add(key, value)
-    else:
-        table.value._insert_after(last, key, value)  # tomlkit's own positional insert; the public API appends
+        return
+    # The text rides on the last value's line ending; the caller re-parses the result and refuses any rewrite
+    # that does not mean the old file plus this key, so this stays correct across tomlkit versions.
+    trail = last.trivia.trail
+    newline = "\r\n" if trail.endswith("\r\n") else "\n"
+    if not trail.endswith("\n"):
+        trail += newline
+    last.trivia.trail = f"{trail}{last.trivia.indent}{key} = {tomlkit.item(value).as_string()}{newline}"
+
+
+def _with_inline_key(table: tomlkit.items.InlineTable, key: str, value: object) -> tomlkit.items.InlineTable:
+    """The inline table with `key = value` written before its closing brace, in the user's own spacing."""
+    text = table.as_string()
+    body = text[: text.rindex("}")]
+    inner = body.rstrip()
+    pad = body[len(inner) :]
+    entry = f"{key} = {tomlkit.item(value).as_string()}"
+    new = f"{inner} {entry} }}" if inner.endswith("{") else f"{inner}, {entry}{pad}}}"
+    rebuilt = tomlkit.parse(f"x = {new}\n")["x"]
+    rebuilt.trivia.comment_ws, rebuilt.trivia.comment = table.trivia.comment_ws, table.trivia.comment
+    rebuilt.trivia.trail = table.trivia.trail
+    return rebuilt
 
 
 def _decode(raw: bytes, rel: str = TOOLS_FILE) -> str:
