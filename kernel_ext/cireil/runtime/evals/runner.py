@@ -128,14 +128,14 @@ def run_matrix(
         except KeyboardInterrupt:
             report.interrupted = True
             executor.stop()
-        except BaseException:  # anything else: no run is left going behind the error
-            executor.stop()
-            raise
             for future in futures:  # finished between the interrupt and the stop: still kept
                 if future.done() and not future.cancelled() and future.exception() is None:
                     result = RunResult.from_dict(future.result())
                     if result.run_id not in report.run_ids:
                         report.add(result)
+        except BaseException:  # anything else: no run is left going behind the error
+            executor.stop()
+            raise
         report.duration_s = time.perf_counter() - started
         if on_progress:
             on_progress(report)
