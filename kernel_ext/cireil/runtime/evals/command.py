@@ -151,11 +151,10 @@ def compare_command(args: argparse.Namespace) -> int:
     return BELOW if found["worse"] else OK
 
 
-def find_run(report: EvalReport, run_id: str) -> RunResult | None:
-    """The run with this id, or the one run whose id starts with it (None: no run, or more than one)."""
+def find_runs(report: EvalReport, run_id: str) -> list[RunResult]:
+    """The run with this id, else every run whose id starts with it."""
     exact = [r for r in report.results if r.run_id == run_id]
-    found = exact or [r for r in report.results if r.run_id.startswith(run_id)]
-    return found[0] if len(found) == 1 else None
+    return exact or [r for r in report.results if r.run_id.startswith(run_id)]
 
 
 def _listing(report: EvalReport) -> list[str]:
@@ -181,11 +180,13 @@ def show_command(args: argparse.Namespace, render: Callable[[RunResult], str]) -
         print("\n".join(listing))
         print(f"\nopen one: cireil eval-show {args.result} RUN_ID")
         return OK
-    run = find_run(report, args.run)
-    if run is None:
+    found = find_runs(report, args.run)
+    if len(found) != 1:
         failed = ", ".join(r.run_id for r in report.failed()) or "none"
-        print(f"cireil: error: no run {args.run!r} in {args.result} (failed runs: {failed})", file=sys.stderr)
+        what = f"no run {args.run!r}" if not found else f"{len(found)} runs start with {args.run!r}"
+        print(f"cireil: error: {what} in {args.result} (failed runs: {failed})", file=sys.stderr)
         return USAGE
+    run = found[0]
     try:
         print(render(run))
     except ValueError as exc:

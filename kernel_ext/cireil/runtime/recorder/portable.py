@@ -21,7 +21,6 @@ from .recording import _dumps, blob_hash
 TURN_LIMIT = 256 * 1024  # bytes of JSON per run's recorded turns; a result file of 100 failed runs stays ~25 MB
 STRING_CAPS = (4096, 512, 64)  # characters a text is cut to, tried in turn until the data fits
 MAX_DEPTH = 100  # nesting levels walked when cutting; deeper values become "…" (no RecursionError)
-_NOTE_ROOM = 400  # bytes kept free for the `truncated` note itself
 LEFT_OUT = "request left out: the recorded turn was over the size cap (see the run's `truncated` note)"
 
 
@@ -87,13 +86,14 @@ def _turn(turn: RecordedTurn, blobs: dict[str, Any]) -> dict:
     }
 
 
-def _fits(data: dict, limit: int) -> bool:
-    return _size(data) + _NOTE_ROOM <= limit
+def _packed(data: dict, size: int, note: str | None, limit: int) -> dict | None:
+    out = {**data, "bytes": size, "truncated": note}
+    return out if _size(out) <= limit else None
 
 
 def pack_turns(turns: list[RecordedTurn], limit: int = TURN_LIMIT) -> dict:
-    """`{"turns": [...], "blobs": {...}, "bytes": N, "truncated": None or what was left out}`, at most
-    about `limit` bytes of JSON whatever the turns hold."""
+    """`{"turns": [...], "blobs": {...}, "bytes": N, "truncated": None or what was left out}`: at most
+    `limit` bytes of JSON whatever the turns hold (below a few hundred bytes, only the note is left)."""
     blobs: dict[str, Any] = {}
     full = {"turns": [_turn(t, blobs) for t in turns], "blobs": blobs}
     size = _size(full)
@@ -101,27 +101,27 @@ def pack_turns(turns: list[RecordedTurn], limit: int = TURN_LIMIT) -> dict:
         return {**full, "bytes": size, "truncated": None}
     over = f"the recorded turns were {size:,} bytes of JSON, over the {limit:,}-byte cap"
     for cap in STRING_CAPS:
-        cut = _cut(full, cap)
-        if _fits(cut, limit):
-            return {**cut, "bytes": size, "truncated": f"{over}: texts longer than {cap:,} characters were cut"}
+        packed = _packed(_cut(full, cap), size, f"{over}: texts longer than {cap:,} characters were cut", limit)
+        if packed is not None:
+            return packed
     # what the model and the tools did matters more than what the model was sent: requests go first
     lean = _cut({"turns": full["turns"], "blobs": {}}, STRING_CAPS[-1])
     for turn in lean["turns"]:
         for step in turn["steps"]:
             step["request"] = None
-    what = f"texts cut to {STRING_CAPS[-1]} characters and the requests left out"
-    total = sum(len(t["steps"]) for t in lean["turns"])
-    kept = total
-    while not _fits(lean, limit) and lean["turns"]:
+    what = f"{over}: texts cut to {STRING_CAPS[-1]} characters and the requests left out"
+    total = kept = sum(len(t["steps"]) for t in lean["turns"])
+    while True:
+        note = what if kept == total else f"{what}, only the first {kept} of {total} model calls kept"
+        packed = _packed(lean, size, note, limit)
+        if packed is not None or not lean["turns"]:
+            return packed or {"turns": [], "blobs": {}, "bytes": size, "truncated": note}
         last = lean["turns"][-1]
         if last["steps"]:
             last["steps"].pop()
             kept -= 1
         else:
             lean["turns"].pop()
-    if kept < total:
-        what += f", only the first {kept} of {total} model calls kept"
-    return {**lean, "bytes": size, "truncated": f"{over}: {what}"}
 
 
 def unpack_turns(data: dict | None) -> list[RecordedTurn]:
