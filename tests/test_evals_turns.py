@@ -158,3 +158,14 @@ def test_a_hand_edited_recording_is_a_clear_error(failed):
     with pytest.raises(ValueError, match="the recorded turns are not as cireil wrote them"):
         unpack_turns({"turns": [{"id": 1}]})
     assert run.turns  # the run's own data is fine
+
+
+def test_an_erred_run_carries_the_turn_as_far_as_it_got(tmp_path, agent_dir, llm):
+    llm.default = reply.error(400, "the model refuses this request")
+    (run,) = run_matrix(agent_dir, load_scenarios([write(tmp_path / "notes.toml", NOTES_SCENARIO)]), jobs=1).results
+    assert run.status == "error", run.failures
+    (turn,) = run.turns
+    assert turn.ended == "error" and "the model refuses this request" in turn.error
+    # every attempt at the model call, with the refusal the provider gave
+    assert turn.steps and all(s.retried and "HTTP 400" in s.reply["error"] for s in turn.steps)
+    assert "retried: provider 'local': HTTP 400" in run_text(run)
