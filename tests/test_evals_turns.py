@@ -12,6 +12,7 @@ from cireil.render.recording import StepsView
 from cireil.runtime.evals.report import EvalReport
 from cireil.runtime.evals.runner import run_matrix
 from cireil.runtime.evals.scenario import load_scenarios
+from cireil.runtime.evals.worker import RunResult
 from cireil.runtime.recorder.portable import pack_turns, unpack_turns
 from cireil.scripted_llm import ScriptedLLM, reply
 from evalkit import NOTES_SCENARIO, last_user, model, tree_digest, write
@@ -169,3 +170,13 @@ def test_an_erred_run_carries_the_turn_as_far_as_it_got(tmp_path, agent_dir, llm
     # every attempt at the model call, with the refusal the provider gave
     assert turn.steps and all(s.retried and "HTTP 400" in s.reply["error"] for s in turn.steps)
     assert "retried: provider 'local': HTTP 400" in run_text(run)
+
+
+def test_a_run_without_a_recording_says_why():
+    off = RunResult("r1", "notes", "base", 0, "notebook:eval", status="fail", recording={"problem": "disk full"})
+    assert off.turns == [] and off.truncated is None
+    assert run_text(off).splitlines()[-1] == "no recorded turn: disk full"
+    assert "no recorded turn: disk full" in turns_html(off)
+    early = RunResult("r2", "notes", "base", 0, "notebook:eval", status="error", failures=["run could not start: x"])
+    assert run_text(early).splitlines()[-1] == "no recorded turn: the run did not get as far as a turn"
+    assert turns_html(early) == ""

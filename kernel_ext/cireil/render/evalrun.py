@@ -39,6 +39,8 @@ def run_text(run: RunResult) -> str:
         lines += ["", "passed: only failed runs keep their recorded turns"]
     elif run.recording is None:
         lines += ["", "no recorded turn: the run did not get as far as a turn"]
+    elif "problem" in run.recording:
+        lines += ["", f"no recorded turn: {run.recording['problem']}"]
     elif run.truncated:
         lines += ["", f"note: {run.truncated}"]
     for n, turn in enumerate(run.turns, 1):

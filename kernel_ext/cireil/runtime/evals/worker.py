@@ -77,9 +77,8 @@ class RunResult:
 
     @property
     def truncated(self) -> str | None:
-        """What was left out of the recorded turns to keep them under the cap, or why none was recorded."""
-        data = self.recording or {}
-        return data.get("truncated") or data.get("problem")
+        """What was left out of the recorded turns to keep them under the cap (None: nothing was)."""
+        return (self.recording or {}).get("truncated")
 
     def as_dict(self) -> dict:
         return asdict(self)
