@@ -305,6 +305,8 @@ def run_one(spec: RunSpec) -> dict:
         _apply_descriptions(agent, spec.variant)
         if scenario.grant is not None:
             agent.grant(scenario.grant)
+        if scenario.rules_see is not None:
+            agent.act_as(scenario.rules_see)
         started = time.perf_counter()  # latency is the turns', not the copying and loading before them
         try:
             RUNTIME.run(_drive(agent, spec, watch, outcomes))
