@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from ..session import Session
     from ..tool import Tool
     from .config import EngineConfig, ModelConfig, ProviderConfig
-    from .provider import ModelRequest, OpenAIProvider
+    from .httpcall import HttpProvider
+    from .provider import ModelRequest
 
 
 @dataclass
@@ -51,7 +52,7 @@ class Engine:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self._lock: asyncio.Lock | None = None  # created on the runtime loop, where turns run
-        self._clients: dict[tuple, OpenAIProvider] = {}
+        self._clients: dict[tuple, HttpProvider] = {}
         self._token_cache: dict = {}
         from .keypool import KeyPools
 
@@ -90,7 +91,7 @@ class Engine:
             raise ConfigError([ConfigIssue(ENGINE_FILE, choice.provider.line, problem)])
         return choice.provider, choice.model, choice.model_cfg, choice.notices
 
-    def client(self, provider: ProviderConfig, model: str, model_cfg: ModelConfig | None = None) -> OpenAIProvider:
+    def client(self, provider: ProviderConfig, model: str, model_cfg: ModelConfig | None = None) -> HttpProvider:
         """The provider client of this model, kept between turns (its connections too); an edit of the
         provider's settings in engine.toml gets a fresh one, and the old one's connections are closed."""
         from .provider import OpenAIProvider
