@@ -21,7 +21,7 @@ import httpx
 
 from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..mcp.sse import SseParser
-from .config import MissingApiKey, ModelConfig, ProviderConfig
+from .config import DEFAULT_API_KEY, MissingApiKey, ModelConfig, ProviderConfig
 from .keypool import AllKeysRateLimited, KeyPools
 from .replytypes import ModelReply, ModelRequest, ProviderError
 
@@ -30,6 +30,9 @@ CONNECT_TIMEOUT_S = 30.0
 DRAIN_GRACE_S = 1.0
 MAX_ERROR_TEXT = 2000
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+PREVIEW = object()  # the credential of a request that is only shown
 
 
 class HttpError(Exception):
@@ -145,6 +148,10 @@ class HttpProvider:
     def _reader(self, on_delta: Callable[[dict], None] | None) -> ReplyReader:
         raise NotImplementedError
 
+    def preview_headers(self, session_id: str) -> list[tuple[str, str]]:
+        """The headers a request would carry, each key replaced by where it comes from (`%cireil prompt`)."""
+        return self._headers(PREVIEW)
+
     # -- credentials: the API key pool ------------------------------------------------------------
     async def _authorize(self) -> Any:
         """The credential of the first attempt (here: the index of the pool's next key)."""
@@ -153,7 +160,10 @@ class HttpProvider:
         except AllKeysRateLimited as exc:
             raise ProviderError(f"provider '{self.provider.name}': {exc}", status=429) from None
 
-    def _api_key(self, index: int) -> str:
+    def _api_key(self, index: Any) -> str:
+        if index is PREVIEW:
+            source = self.provider.api_keys[0]
+            return source.describe() if source.value == DEFAULT_API_KEY else f"<key: {source.describe()}>"
         try:
             return self.provider.api_keys[index].resolve()
         except MissingApiKey as exc:
