@@ -370,3 +370,33 @@ def test_a_standalone_agent_uses_the_originals_root_under_home(tmp_path, monkeyp
     assert codex_auth.login_path(tmp_path / "root" / "agents" / "a", "me") == (
         tmp_path / "root" / "config" / "openai-codex" / "me.json"
     )
+
+
+def test_the_prompt_magic_shows_the_codex_request_with_the_token_redacted(llm, agent_dir):
+    from kernelharness import Kernel
+
+    login = llm.codex.login()
+    write_login(agent_dir, login)
+    codex_agent(agent_dir, llm)
+    kernel = Kernel(cwd=agent_dir.parent)
+    try:
+        kernel.run(f"%load_ext cireil\n%cireil load {agent_dir}")
+        shown = kernel.run("%cireil prompt").text()
+        assert f"POST {llm.base_url}/codex/responses" in shown
+        assert "Authorization: Bearer <access token from ../../config/openai-codex/default.json>" in shown
+        assert login["accessToken"] not in shown and login["refreshToken"] not in shown
+    finally:
+        kernel.shutdown()
+
+
+def test_a_turn_does_not_spend_its_retries_on_a_login_that_cannot_be_refreshed(llm, agent_dir):
+    write_login(agent_dir, llm.codex.login(expires_in_s=5))
+    codex_agent(agent_dir, llm)
+    llm.codex.refresh_failure = (401, {"error": "invalid_grant"})
+    agent = cireil.load(agent_dir)
+    try:
+        with pytest.raises(ProviderError, match="log in again with `cireilclaw codex --authId default`"):
+            agent.turn("hi")
+        assert len(llm.codex.token_requests) == 1 and llm.requests == []  # maxGenerationRetries = 2 not used
+    finally:
+        agent.close()
