@@ -397,15 +397,18 @@ class CodexProvider(HttpProvider):
     path = PATH
     can_stop_streaming = False
 
-    def __init__(self, provider: ProviderConfig, model: str, *, agent_dir: Path, **kw: Any) -> None:
+    def __init__(self, provider: ProviderConfig, model: str, **kw: Any) -> None:
         super().__init__(provider, model, **kw)
-        self.agent_dir = Path(agent_dir)
         self._session_id = ""
+
+    @property
+    def _agent(self) -> Path:
+        return Path(self.agent_dir or ".")  # always given by the engine; "." only for a bare client in a test
 
     @property
     def login_name(self) -> str:
         try:
-            return codex_auth.shown(self.agent_dir, codex_auth.login_path(self.agent_dir, self.provider.auth_id))
+            return codex_auth.shown(self._agent, codex_auth.login_path(self._agent, self.provider.auth_id))
         except ValueError:
             return f"{codex_auth.LOGIN_DIR}/{self.provider.auth_id}.json"
 
@@ -417,7 +420,7 @@ class CodexProvider(HttpProvider):
     async def _login(self, rejected: str | None = None) -> codex_auth.Login:
         name = self.login_name
         try:
-            path = codex_auth.login_path(self.agent_dir, self.provider.auth_id)
+            path = codex_auth.login_path(self._agent, self.provider.auth_id)
             return await codex_auth.valid_login(path, name, rejected=rejected)
         except ValueError as exc:
             raise self._fail(str(exc)) from None

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -111,9 +112,11 @@ class HttpProvider:
         client: httpx.AsyncClient | None = None,
         model_cfg: ModelConfig | None = None,
         pools: KeyPools | None = None,
+        agent_dir: Path | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
+        self.agent_dir = agent_dir  # the agent the provider serves (where an OAuth login is looked for)
         # the model table the turn chose (§2.9: it may be the default provider's); None = this provider's own
         self.model_cfg = model_cfg
         self._client = client

@@ -55,7 +55,7 @@ class PreparedRequest:
 
     def _client(self) -> HttpProvider:
         return client_class(self.provider.kind)(
-            self.provider, self.model_request.model, model_cfg=self.model_cfg, agent_dir=self.agent_dir or Path(".")
+            self.provider, self.model_request.model, model_cfg=self.model_cfg, agent_dir=self.agent_dir
         )
 
     @property
@@ -68,26 +68,19 @@ class PreparedRequest:
         return self._client().preview_headers(self.model_request.session_id)
 
 
-def client_class(kind: str) -> Callable[..., HttpProvider]:
+def client_class(kind: str) -> type[HttpProvider]:
     """The provider class of a kind; one module per kind, imported only when something uses it."""
     if kind == "anthropic":
         from .anthropic import AnthropicProvider
 
-        return _without_agent_dir(AnthropicProvider)
+        return AnthropicProvider
     if kind == "openai-codex":
         from .codex import CodexProvider
 
         return CodexProvider
     from .provider import OpenAIProvider
 
-    return _without_agent_dir(OpenAIProvider)
-
-
-def _without_agent_dir(cls: type[HttpProvider]) -> Callable[..., HttpProvider]:
-    def make(*args: Any, agent_dir: Path | None = None, **kw: Any) -> HttpProvider:
-        return cls(*args, **kw)
-
-    return make
+    return OpenAIProvider
 
 
 class Engine:
