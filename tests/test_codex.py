@@ -400,3 +400,23 @@ def test_a_turn_does_not_spend_its_retries_on_a_login_that_cannot_be_refreshed(l
         assert len(llm.codex.token_requests) == 1 and llm.requests == []  # maxGenerationRetries = 2 not used
     finally:
         agent.close()
+
+
+def test_two_requests_racing_on_an_expiring_login_refresh_it_once(llm, agent_dir):
+    write_login(agent_dir, llm.codex.login(expires_in_s=10))
+    llm.script(reply.tool_calls(("respond", {"content": "1"})), reply.tool_calls(("respond", {"content": "2"})))
+    cfg = config(llm)
+
+    async def main():
+        providers = [CodexProvider(cfg, cfg.default_model, agent_dir=agent_dir) for _ in range(2)]
+        try:
+            return await asyncio.gather(*(p.complete(request()) for p in providers))
+        finally:
+            for p in providers:
+                await p.aclose()
+
+    results = asyncio.run(main())
+    # the refresh token is used up by its refresh: a second refresh would have been refused
+    assert len(llm.codex.token_requests) == 1 and len(results) == 2
+    saved = json.loads(login_file(agent_dir).read_text())
+    assert {r.headers["authorization"] for r in llm.requests} == {f"Bearer {saved['accessToken']}"}
