@@ -325,6 +325,35 @@ def test_an_agent_turn_with_an_openai_codex_provider(llm, agent_dir):
         agent.close()
 
 
+def test_a_codex_turn_is_recorded_item_by_item_and_its_steps_diff_by_what_they_are(llm, agent_dir):
+    import sqlite3
+
+    write_login(agent_dir, llm.codex.login())
+    codex_agent(agent_dir, llm)
+    llm.script(
+        reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+        reply.tool_calls(("respond", {"content": "You need milk."})),
+    )
+    agent = cireil.load(agent_dir)
+    try:
+        agent.turn("What do I need?")
+        (turn,) = agent.turns()
+        first, second = turn.steps
+        assert second.request == llm.requests[1].body  # exactly what was POSTed, rebuilt from stored items
+        assert "messages" not in second.request
+        diff = second.diff(first)
+        assert [diff.kind(m) for m in diff.added] == ["assistant", "tool result"]
+        assert "Buy milk" in diff.added[1]["content"] and not diff.removed
+        db = sqlite3.connect(agent_dir / "cireil-recordings.db")
+        try:
+            skeletons = [json.loads(r[0]) for r in db.execute("SELECT request FROM steps ORDER BY n")]
+        finally:
+            db.close()
+        assert all(isinstance(h, str) for s in skeletons for h in s["input"])  # items stored once, by hash
+    finally:
+        agent.close()
+
+
 def test_a_missing_login_is_said_at_load_and_fails_the_turn_naming_the_file(llm, agent_dir):
     codex_agent(agent_dir, llm)
     report = cireil.dry_run(agent_dir)

@@ -41,17 +41,7 @@ class PreparedRequest:
     @property
     def body(self) -> dict:
         """Exactly what would be POSTed (made on demand: a turn's provider builds its own)."""
-        if self.provider.kind == "anthropic":
-            from .anthropic import build_anthropic_body
-
-            return build_anthropic_body(self.provider, self.model_cfg, self.model_request, stream=False)
-        if self.provider.kind == "openai-codex":
-            from .codex import build_codex_body
-
-            return build_codex_body(self.provider, self.model_cfg, self.model_request)
-        from .provider import build_request_body
-
-        return build_request_body(self.provider, self.model_cfg, self.model_request, stream=False)
+        return request_body(self.provider, self.model_cfg, self.model_request)
 
     def _client(self) -> HttpProvider:
         return client_class(self.provider.kind)(
@@ -66,6 +56,21 @@ class PreparedRequest:
     def headers(self) -> list[tuple[str, str]]:
         """The request's headers with every secret replaced by where it comes from (never read here)."""
         return self._client().preview_headers(self.model_request.session_id)
+
+
+def request_body(provider: ProviderConfig, model_cfg: ModelConfig, request: ModelRequest) -> dict:
+    """The body a provider of this kind POSTs for `request`, as a whole (not streamed) request."""
+    if provider.kind == "anthropic":
+        from .anthropic import build_anthropic_body
+
+        return build_anthropic_body(provider, model_cfg, request, stream=False)
+    if provider.kind == "openai-codex":
+        from .codex import build_codex_body
+
+        return build_codex_body(provider, model_cfg, request)
+    from .provider import build_request_body
+
+    return build_request_body(provider, model_cfg, request, stream=False)
 
 
 def client_class(kind: str) -> type[HttpProvider]:

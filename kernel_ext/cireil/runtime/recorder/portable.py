@@ -17,6 +17,7 @@ from typing import Any
 
 from .model import RecordedStep, RecordedTurn, ToolCallRecord
 from .recording import _dumps, blob_hash
+from .store import LISTS
 
 TURN_LIMIT = 256 * 1024  # bytes of JSON per run's recorded turns; a result file of 100 failed runs stays ~25 MB
 STRING_CAPS = (4096, 512, 64)  # characters a text is cut to, tried in turn until the data fits
@@ -51,10 +52,10 @@ def _refs(items: list, blobs: dict[str, Any]) -> list[str]:
 
 def _step(step: RecordedStep, blobs: dict[str, Any]) -> dict:
     body = step.request
-    request = {k: v for k, v in body.items() if k not in ("messages", "tools")}
-    request["messages"] = _refs(list(body.get("messages") or ()), blobs)
-    if "tools" in body:
-        request["tools"] = _refs(list(body["tools"]), blobs)
+    request = {k: v for k, v in body.items() if k not in LISTS}
+    for key in LISTS:
+        if isinstance(body.get(key), list):
+            request[key] = _refs(list(body[key]), blobs)
     return {
         "n": step.n,
         "request": request,
@@ -146,9 +147,9 @@ def _unpack(data: dict) -> list[RecordedTurn]:
                 body: dict = {"truncated": LEFT_OUT}
             else:
                 body = dict(skeleton)
-                body["messages"] = [blobs.get(h, {"missing": h}) for h in skeleton.get("messages", [])]
-                if "tools" in skeleton:
-                    body["tools"] = [blobs.get(h, {"missing": h}) for h in skeleton["tools"]]
+                for key in LISTS:
+                    if key in skeleton:
+                        body[key] = [blobs.get(h, {"missing": h}) for h in skeleton[key]]
             calls = [
                 ToolCallRecord(
                     s["n"], i, c.get("id"), c["name"], c.get("arguments") or {}, c.get("result") or {}, c["duration"]

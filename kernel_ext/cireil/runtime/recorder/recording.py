@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .settings import RecorderSettings, SettingsError, load_settings
-from .store import RECORDINGS_FILE, RecordingStore, RecordingStoreError
+from .store import LISTS, RECORDINGS_FILE, RecordingStore, RecordingStoreError
 
 EventSink = Callable[[dict], None]
 
@@ -212,10 +212,10 @@ class TurnTap:
         body = step["body"] or {}
         new: list[tuple[str, str]] = []
         keep: dict[int, tuple[Any, str]] = {}
-        request = {k: v for k, v in body.items() if k not in ("messages", "tools")}
-        request["messages"] = self.hashes.refs(body.get("messages") or [], new, keep)
-        if "tools" in body:
-            request["tools"] = self.hashes.refs(body["tools"], new, keep)
+        request = {k: v for k, v in body.items() if k not in LISTS}
+        for key in LISTS:
+            if isinstance(body.get(key), list):
+                request[key] = self.hashes.refs(body[key], new, keep)
         self.hashes.by_id = keep
         calls = []
         for position, (call, data, duration) in enumerate(step["calls"]):
