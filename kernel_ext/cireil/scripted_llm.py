@@ -363,11 +363,15 @@ class _Handler(BaseHTTPRequestHandler):
             if self._wait(answer.delay):
                 self._send_json(200, _anthropic_message(body, answer, serial))
             return
+        self._send_typed_events(list(_anthropic_events(body, answer, serial)), answer)
+
+    def _send_typed_events(self, events: list[dict], answer: Reply) -> None:
+        """A stream of `event: TYPE` + `data:` frames (Messages and Responses APIs), paused at the 4th event
+        for the reply's delay."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        events = list(_anthropic_events(body, answer, serial))
         pause_at = min(3, len(events) - 1)
         for n, event in enumerate(events):
             if n == pause_at and answer.delay and not self._wait(answer.delay):
@@ -384,18 +388,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self._wait(answer.delay):
                 self._send_json(200, scripted_codex.response(body, answer, serial))
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        events = list(scripted_codex.events(body, answer, serial, _pieces))
-        pause_at = min(3, len(events) - 1)
-        for n, event in enumerate(events):
-            if n == pause_at and answer.delay and not self._wait(answer.delay):
-                return
-            self._write_chunk(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        self._send_typed_events(list(scripted_codex.events(body, answer, serial, _pieces)), answer)
 
     def _token(self, raw: bytes) -> None:
         from urllib.parse import parse_qsl
