@@ -98,29 +98,31 @@ class Response:
     def get_all(self, name: str) -> list[str]:
         return [value for key, value in self.headers if key == name]
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self) -> AsyncIterator[bytes]:
         """The body, unframed and inflated, in pieces of at most READ_SIZE bytes."""
-        if self.encoding:
-            inflater = zlib.decompressobj(zlib.MAX_WBITS | 16 if self.encoding == "gzip" else zlib.MAX_WBITS)
-            first = True
-            async for data in self._framed():
-                while data:
+        return self._inflated() if self.encoding else self._framed()
+
+    async def _inflated(self) -> AsyncIterator[bytes]:
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16 if self.encoding == "gzip" else zlib.MAX_WBITS)
+        first = True
+        async for data in self._framed():
+            while data:
+                try:
                     try:
                         out = inflater.decompress(data, READ_SIZE)
-                    except zlib.error as exc:
+                    except zlib.error:
                         if not (first and self.encoding == "deflate"):
-                            raise HttpProtocolError(f"the {self.encoding} body is corrupt ({exc})") from None
+                            raise
                         inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, without zlib's header
                         out = inflater.decompress(data, READ_SIZE)
-                    first = False
-                    data = inflater.unconsumed_tail
-                    if out:
-                        yield out
-            if not inflater.eof:
-                raise HttpProtocolError(f"the {self.encoding} body ends before its compressed stream does")
-            return
-        async for data in self._framed():
-            yield data
+                except zlib.error as exc:
+                    raise HttpProtocolError(f"the {self.encoding} body is corrupt ({exc})") from None
+                first = False
+                data = inflater.unconsumed_tail
+                if out:
+                    yield out
+        if not inflater.eof:
+            raise HttpProtocolError(f"the {self.encoding} body ends before its compressed stream does")
 
     async def read(self, limit: int) -> bytes | None:
         """The whole body, or None once it passes `limit` bytes (the connection is then closed, unread rest)."""
@@ -248,6 +250,7 @@ def _frame(response: Response, http11: bool, method: str) -> None:
         raise HttpProtocolError(f"Content-Encoding {coding[:40]!r} is not supported (gzip and deflate are)")
     response.encoding = coding if coding in ("gzip", "deflate") else ""
     response._mode, response._length, response._keep = mode, length, keep
+    response._done = mode == "none"
 
 
 class Pool:
