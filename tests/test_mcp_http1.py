@@ -404,3 +404,65 @@ def test_json_answers_are_parsed_as_utf8_with_bad_bytes_replaced(raw):
             await transport.close()
 
     assert json.dumps(asyncio.run(go())["content"][0]["text"]) == '"caf\\ufffd \\ufffd"'
+
+
+# -- as the agent sees it: through McpClient ---------------------------------------------------------------------
+def modern_server(call_answer: Callable[[socket.socket, int], None]) -> Callable[[socket.socket, int], None]:
+    """A modern MCP server whose discover and tools/list are well-formed; tools/call gets `call_answer`."""
+
+    def script(conn: socket.socket, n: int) -> None:
+        while (body := server_of[0].read_request(conn)) is not None:
+            message = json.loads(body)
+            if message["method"] == "tools/call":
+                call_answer(conn, message["id"])
+                continue
+            if message["method"] == "server/discover":
+                result: dict = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+            else:
+                result = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+            data = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            conn.sendall(answer("200 OK", {"Content-Type": "application/json"}, data))
+
+    return script
+
+
+def call_through_client(url: str, timeout_ms: int = 10000) -> dict:
+    from cireil.runtime.config.mcp_config import McpServer
+    from cireil.runtime.mcp.client import McpClient
+
+    async def go() -> dict:
+        client = McpClient(McpServer("raw", url, timeout=timeout_ms))
+        try:
+            await client.connect()
+            return await client.call_tool("t", {})
+        finally:
+            await client.close()
+
+    return asyncio.run(go())
+
+
+def test_a_lying_server_is_a_clear_call_error(raw):
+    from cireil.runtime.mcp.errors import McpError
+
+    def lie(conn: socket.socket, rid: int) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{}")
+        conn.shutdown(socket.SHUT_WR)
+
+    server = raw(modern_server(lie))
+    message = f"bad HTTP answer from {server.url()}: the server closed the connection after 2 of the 500 body bytes"
+    with pytest.raises(McpError, match=message.replace(".", r"\.")):
+        call_through_client(server.url())
+
+
+def test_a_slowloris_call_ends_at_the_servers_timeout(raw):
+    from cireil.runtime.mcp.errors import McpTimeout
+
+    def slow(conn: socket.socket, rid: int) -> None:
+        for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + b"X: " + b"z" * 1000:
+            conn.sendall(bytes([byte]))
+            time.sleep(0.05)
+
+    server = raw(modern_server(slow))
+    with pytest.raises(McpTimeout, match="timed out after 1000 ms calling t"):
+        call_through_client(server.url(), timeout_ms=1000)
+    assert server.gone.wait(10)  # the connection under the call was closed, not left to trickle

@@ -57,7 +57,7 @@ class Endpoint:
         self.port = parsed.port or (443 if self.tls else 80)
         self.target = parsed.raw_path.decode("ascii") or "/"
         self.host_header = parsed.netloc.decode("ascii")
-        self.basic: str | None = None  # credentials in the URL go as Basic authorization, as httpx sent them
+        self.basic: str | None = None  # credentials in the URL go as Basic authorization (as httpx.AsyncClient does)
         if parsed.userinfo:
             user, _, password = parsed.userinfo.decode("ascii").partition(":")
             pair = f"{unquote(user)}:{unquote(password)}".encode()
