@@ -86,10 +86,18 @@ def test_a_100_mb_answer_streams_to_disk_and_is_never_held(tmp_path, kind):
         start = f.read(100)
     assert start.startswith(b'{"jsonrpc":"2.0"')  # the answer's data as it came (an SSE event: its data)
     preview = result["content"][0]["text"]
-    assert preview.startswith('{"jsonrpc":"2.0"') and len(preview) == LIMIT // 2
+    assert preview.startswith('{"jsonrpc":"2.0"') and LIMIT // 4 < len(json.dumps(preview)) <= LIMIT // 2
     assert result[SPILLED] is True  # marked by a key no server's JSON can make
     shown = {k: v for k, v in result.items() if k is not SPILLED}
     assert len(json.dumps(shown)) < LIMIT + 4096  # what the model gets is about the limit, not the answer
+
+
+def test_the_preview_fits_the_limit_whatever_the_text(tmp_path):
+    from cireil.runtime.mcp.spill import _preview
+
+    for text in ('"' * 10_000, "日本語" * 10_000, "\udcff" * 10_000, "plain " * 10_000):
+        preview = _preview([text.encode("utf-8", "surrogatepass")], 4096)
+        assert 1024 < len(json.dumps(preview, ensure_ascii=False).encode()) <= 4096
 
 
 def test_the_copy_on_disk_stops_at_its_own_limit(tmp_path, monkeypatch):

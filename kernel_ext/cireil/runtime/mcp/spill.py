@@ -11,6 +11,7 @@ cuts them by structure, which reads better; the threshold is a small multiple of
 from __future__ import annotations
 
 import codecs
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,5 +55,14 @@ async def spill_rest(spill: Spill, head: list[bytes], rest: AsyncIterator[bytes]
             size += len(data)
     note = truncation_note(size, spill.limit, path, cut_at=size if cut else None)
     note["answer"] = f"the server's {kind} answer, not parsed (too big to hold): what is kept is its raw text"
-    preview = codecs.getincrementaldecoder("utf-8")("replace").decode(b"".join(head)[: spill.limit // 2])
+    preview = _preview(head, spill.limit // 2)
     return {SPILLED: True, "content": [{"type": "text", "text": preview}], "resultTruncated": note}
+
+
+def _preview(head: list[bytes], budget: int) -> str:
+    """The answer's beginning as text whose JSON (as the model is sent it) fits `budget` bytes, so that the
+    result with its note stays under the limit and cap_result has nothing left to cut."""
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(b"".join(head)[:budget])
+    while len(json.dumps(text, ensure_ascii=False).encode()) > budget:  # escapes and multi-byte characters
+        text = text[: len(text) * 3 // 4]
+    return text
