@@ -466,3 +466,38 @@ def test_a_slowloris_call_ends_at_the_servers_timeout(raw):
     with pytest.raises(McpTimeout, match="timed out after 1000 ms calling t"):
         call_through_client(server.url(), timeout_ms=1000)
     assert server.gone.wait(10)  # the connection under the call was closed, not left to trickle
+
+
+def test_endless_interim_answers_are_bounded(raw):
+    server = raw(each_request(lambda k: b"HTTP/1.1 102 Processing\r\n\r\n" * 50 + answer("200 OK", {}, b"ok")))
+    with pytest.raises(HttpProtocolError, match="more than 8 interim"):
+        fetch(server.url())
+
+
+def test_concurrent_requests_each_get_their_own_answer_and_connections_are_pooled(raw):
+    def script(conn: socket.socket, n: int) -> None:
+        while (body := server.read_request(conn)) is not None:
+            time.sleep(0.05)  # long enough that the requests overlap
+            conn.sendall(answer("200 OK", {}, body))
+
+    server = raw(script)
+
+    async def go() -> list[bytes]:
+        http = DirectHttp(server.url())
+
+        async def one(k: int) -> bytes:
+            response = await http.send("POST", FIELDS, f"request {k}".encode())
+            try:
+                return await response.read(1024) or b""
+            finally:
+                await response.aclose()
+
+        try:
+            first = await asyncio.gather(*(one(k) for k in range(5)))
+            again = [await one(k) for k in range(5, 8)]
+            return [*first, *again]
+        finally:
+            await http.aclose()
+
+    assert asyncio.run(go()) == [f"request {k}".encode() for k in range(8)]
+    assert server.connections == 5  # the later requests reused pooled connections
