@@ -501,3 +501,15 @@ def test_concurrent_requests_each_get_their_own_answer_and_connections_are_poole
 
     assert asyncio.run(go()) == [f"request {k}".encode() for k in range(8)]
     assert server.connections == 5  # the later requests reused pooled connections
+
+
+def test_cookies_a_server_sets_go_back_to_it_and_are_bounded():
+    from cireil.runtime.mcp.cookies import MAX_KEPT, Jar
+
+    jar = Jar("http://127.0.0.1:8000/mcp")
+    assert not jar and jar.header() is None
+    jar.take(["lb=replica-2; Path=/"])
+    assert jar.header() == "lb=replica-2"
+    for k in range(200):  # a server minting a new cookie on every answer
+        jar.take([f"c{k}=v; Path=/"])
+    assert len(jar.header().split("; ")) == MAX_KEPT

@@ -10,6 +10,7 @@ import urllib.request
 from http.cookiejar import CookieJar
 
 MAX_SET = 50  # Set-Cookie fields taken from one answer
+MAX_KEPT = 50  # cookies kept: a server minting new names on every answer must not grow every request
 
 
 class _Answer:
@@ -33,6 +34,10 @@ class Jar:
         return bool(len(self._jar))
 
     def take(self, set_cookie: list[str]) -> None:
+        if len(self._jar) >= MAX_KEPT:
+            self._jar.clear_expired_cookies()
+            if len(self._jar) >= MAX_KEPT:
+                return
         self._jar.extract_cookies(_Answer(set_cookie), urllib.request.Request(self._url))  # type: ignore[arg-type]
 
     def header(self) -> str | None:

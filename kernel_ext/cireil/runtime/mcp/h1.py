@@ -272,8 +272,9 @@ class Pool:
     ) -> Response:
         """Write one request (`head` ends with the blank line) and read the answer's head.
 
-        A pooled connection the server closed while it was idle shows as an end with no answer byte at
-        all; the request then goes once more on a new connection (the server never saw it).
+        A pooled connection the server closes just as it is reused (its keep-alive timeout) shows as an end
+        with no answer byte at all; the request then goes once more, on a new connection. That is the one
+        retry: a new connection that ends without an answer is an error (the server may have seen it).
         """
         if self._closed:
             raise HttpError("the connection pool is closed")
