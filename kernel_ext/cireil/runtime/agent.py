@@ -512,7 +512,11 @@ class Agent(McpInspection):
             sandbox=snapshot.sandbox,
             tools_config=snapshot.tools_config,
             session=session,
-            extra={"tool_state": self.tool_state, "plugin_quotas": snapshot.plugin_quotas},
+            extra={
+                "tool_state": self.tool_state,
+                "plugin_quotas": snapshot.plugin_quotas,
+                "result_limit": self.result_limit,  # MCP answers over a multiple of it are kept on disk, not held
+            },
             conversation=conversation,
         )
 
