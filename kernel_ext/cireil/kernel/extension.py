@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .. import commands
 from . import display, magictable
 from .magics import CireilMagics
 
@@ -36,6 +37,9 @@ def load_ipython_extension(ip: Any) -> None:
         return controller(line)
 
     cireil.__doc__ = controller.__call__.__doc__
+    # `%cireil?` shows the help of every subcommand, built from commands.py when asked (IPython's inspector
+    # calls an object's getdoc()), so %load_ext builds no parser
+    cireil.getdoc = commands.magic_doc  # type: ignore[attr-defined]
     magictable.add(ip, MAGIC, cireil, cell=False)
     agent_fn = None
     taken = magictable.clash(ip, AGENT_MAGIC, ("line", "cell"))
@@ -45,6 +49,7 @@ def load_ipython_extension(ip: Any) -> None:
             return controller.agent_cell(line, cell)
 
         cireil_agent.__doc__ = controller.agent_cell.__doc__
+        cireil_agent.getdoc = agent_doc  # type: ignore[attr-defined]
         magictable.add(ip, AGENT_MAGIC, cireil_agent, cell=True)
         agent_fn = cireil_agent
     else:
@@ -52,6 +57,10 @@ def load_ipython_extension(ip: Any) -> None:
     display.register(ip, widgets=True)
     ip.events.register("pre_run_cell", controller.pre_run_cell)
     _LOADED[id(ip)] = (controller, cireil, agent_fn)
+
+
+def agent_doc() -> str:
+    return commands.command_help(["%%cireil_agent"])
 
 
 def unload_ipython_extension(ip: Any) -> None:

@@ -17,8 +17,6 @@ from .views import _View
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
 
-USAGE = "usage: %cireil jobs  |  %cireil jobs run ID"
-
 
 def _when(value: object) -> str:
     from datetime import datetime
@@ -81,25 +79,24 @@ def jobs_view(agent: Agent) -> JobsView:
     return JobsView(rows, list(runner.problems), one_shot)
 
 
-def jobs_command(agent: Agent, args: list[str]) -> None:
+def jobs_command(agent: Agent, job_id: str | None = None) -> None:
+    """`%cireil jobs` (job_id None): the list; `%cireil jobs run ID`: that job now, then the list."""
     agent._start_cron_jobs()  # a cron.toml written since the load starts running now
-    if not args:
+    if job_id is None:
         display(jobs_view(agent))
         return
-    if args[0] != "run" or len(args) != 2:
-        raise UsageError(USAGE)
     from ..runtime.loop import RUNTIME
 
     runner = agent.engine.jobs
     runner.reload()
-    if runner.job(args[1]) is None and not (args[1] == "heartbeat" and runner.heartbeat is not None):
+    if runner.job(job_id) is None and not (job_id == "heartbeat" and runner.heartbeat is not None):
         known = ", ".join([j.id for j in runner.jobs] + (["heartbeat"] if runner.heartbeat else [])) or "none"
-        raise UsageError(f"no job '{args[1]}' in config/cron.toml (jobs: {known})")
+        raise UsageError(f"no job '{job_id}' in config/cron.toml (jobs: {known})")
 
     async def run_one() -> None:
-        await runner.run_now(args[1])
+        await runner.run_now(job_id)
 
     RUNTIME.run(run_one())
-    record = runner.last[args[1]]
-    print(f"cron job '{args[1]}' ran: {record.text or '(no respond)'}")
+    record = runner.last[job_id]
+    print(f"cron job '{job_id}' ran: {record.text or '(no respond)'}")
     display(jobs_view(agent))

@@ -10,7 +10,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from IPython.core.error import UsageError
 from IPython.display import display
 
 from ..render.html import BORDER, ERROR, FG_DIM, MONO, esc, frame
@@ -76,7 +75,5 @@ class ModelsView(_View):
         return frame("models", "".join(parts), title="models")
 
 
-def show_models(agent: Agent, args: list[str]) -> None:
-    if args:
-        raise UsageError("usage: %cireil models")
+def show_models(agent: Agent) -> None:
     display(ModelsView(*model_lists(agent)))

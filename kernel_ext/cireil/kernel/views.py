@@ -291,3 +291,16 @@ class HelpText(_View):
         table = f'<table style="border-collapse:collapse"><tbody>{rows}</tbody></table>'
         body = f'{table}<div style="margin-top:6px">{foot}</div>'
         return frame("help", body, title="cireil")
+
+
+@dataclass
+class CommandHelp(_View):
+    """`%cireil help SUB` (or `%cireil SUB --help`): argparse's help of the subcommand, as declared."""
+
+    body: str
+
+    def text(self) -> str:
+        return self.body
+
+    def html(self) -> str:
+        return frame("help", f'<pre style="font-family:{MONO};margin:0;white-space:pre-wrap">{esc(self.body)}</pre>')
