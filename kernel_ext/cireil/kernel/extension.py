@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import commands
-from . import display, magictable
+from . import display, magictable, tunables
 from .magics import CireilMagics
 
 if TYPE_CHECKING:
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 MAGIC = "cireil"
 AGENT_MAGIC = "cireil_agent"
 
-# id(shell) -> (controller, the %cireil function, the %%cireil_agent function or None)
-_LOADED: dict[int, tuple[CireilMagics, Any, Any]] = {}
+# id(shell) -> (controller, the %cireil function, the %%cireil_agent function or None, the %config Cireil object)
+_LOADED: dict[int, tuple[CireilMagics, Any, Any, tunables.Cireil]] = {}
 
 
 def load_ipython_extension(ip: Any) -> None:
@@ -56,7 +56,7 @@ def load_ipython_extension(ip: Any) -> None:
         print(f"cireil: {taken} already exists and is left alone; use agent.turn() instead", file=sys.stderr)
     display.register(ip, widgets=True)
     ip.events.register("pre_run_cell", controller.pre_run_cell)
-    _LOADED[id(ip)] = (controller, cireil, agent_fn)
+    _LOADED[id(ip)] = (controller, cireil, agent_fn, tunables.register(ip))
 
 
 def agent_doc() -> str:
@@ -68,7 +68,8 @@ def unload_ipython_extension(ip: Any) -> None:
 
     entry = _LOADED.pop(id(ip), None)
     if entry is not None:
-        controller, fn, agent_fn = entry
+        controller, fn, agent_fn, settings = entry
+        tunables.unregister(ip, settings)
         ip.events.unregister("pre_run_cell", controller.pre_run_cell)
         magictable.remove(ip, MAGIC, fn)
         if agent_fn is not None:
