@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, code, esc, frame
 from .views import _View
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class EvalGrid(_View):
             f"{''.join(rows)}</table>"
         )
         verdict = f'<div style="margin-top:4px">{esc(self._verdict())}</div>'
-        title = f'eval <code style="font-family:{MONO}">{esc(Path(r.agent).name)}</code>'
+        title = f"eval {code(Path(r.agent).name)}"
         failed = bool(r.results) and r.pass_rate < self.min_pass and len(r.results) == r.total
         return frame("eval", table + verdict, title=title, failed=failed)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, code, esc, frame
 from ..render.safe import safe_bundle
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ class DryRunView(_View):
             from .lintview import lint_html
 
             items.append(lint_html(self.report.lint))
-        title = f'dry-run <code style="font-family:{MONO}">{esc(self.report.directory)}</code>'
+        title = f"dry-run {code(self.report.directory)}"
         return frame("dry-run", "".join(items), title=title, failed=not self.report.ok)
 
 

@@ -29,6 +29,11 @@ def esc(value: Any) -> str:
     return html.escape(visible(str(value)), quote=True)
 
 
+def code(value: Any, style: str = "") -> str:
+    """`value` escaped, inline in the code font: a path, an id, a command in a line of text."""
+    return f'<code style="font-family:{MONO}{";" + style if style else ""}">{esc(value)}</code>'
+
+
 FRAME_INSET_PX = 13  # border-left 3px + padding-left 10px: where a frame's text starts; widgets beside it align
 
 
