@@ -504,7 +504,10 @@ WIDE = 72  # characters of usage in the column of `%cireil help`; a longer one s
 
 def help_text() -> str:
     """The whole of `%cireil help` as text: also the docstring `%cireil?` shows."""
-    rows = help_rows()
+    return format_help(help_rows(), help_footer())
+
+
+def format_help(rows: Sequence[tuple[str, str]], footer: Sequence[str]) -> str:
     width = max(len(usage) for usage, _ in rows if len(usage) <= WIDE)
     lines = ["%cireil subcommands:"]
     for usage, what in rows:  # a usage too wide for the column gets a line of its own
@@ -512,7 +515,7 @@ def help_text() -> str:
             lines += [f"  %cireil {usage}", f"  {'':<{width + 8}}  {what}"]
         else:
             lines.append(f"  %cireil {usage:<{width}}  {what}")
-    return "\n".join([*lines, "", *help_footer(), "", "%cireil help SUBCOMMAND shows one subcommand's options."])
+    return "\n".join([*lines, "", *footer, "", "%cireil help SUBCOMMAND shows one subcommand's options."])
 
 
 def magic_doc() -> str:

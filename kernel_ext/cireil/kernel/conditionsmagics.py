@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, esc, frame
+from ..render.html import ERROR, FG_DIM, LINED, MONO, OK, esc, frame, table
 from .views import _View
 
 if TYPE_CHECKING:
@@ -76,8 +76,8 @@ class ConditionsView(_View):
             exists = (agent.directory / "blocks" / "conditional" / f"{rule.key}.md").is_file()
             outcome = ("adds " if exists else "would add (file missing) ") if holds else "does not add "
             rows.append((rule.describe(), outcome + rule.target, holds and exists))
-        for table in ("memories", "workspace"):
-            for rule in conditions.paths[table]:
+        for kind in ("memories", "workspace"):
+            for rule in conditions.paths[kind]:
                 path = rule.target.rstrip("/") or rule.target
                 decision = conditions.decide(path, ctx)
                 verdict = "allowed" if decision.allowed else "DENIED"
@@ -96,15 +96,10 @@ class ConditionsView(_View):
         if self.agent.conditions.empty:
             return frame("conditions", esc(self.text()), title="conditions")
         head, rows = self._rows()
-        cell = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left;font-family:{MONO}"
-        body = "".join(
-            f'<tr><td style="{cell}">{esc(rule)}</td>'
-            f'<td style="{cell};color:{OK if good else ERROR}">{esc(outcome)}</td></tr>'
-            for rule, outcome, good in rows
-        )
+        cells = [(esc(rule), (esc(outcome), f"color:{OK if good else ERROR}")) for rule, outcome, good in rows]
         return frame(
             "conditions",
-            f'<div style="color:{FG_DIM}">{esc(head)}</div><table><tbody>{body}</tbody></table>',
+            f'<div style="color:{FG_DIM}">{esc(head)}</div>{table(cells, cell=f"{LINED};font-family:{MONO}")}',
             title="config/conditions.toml",
         )
 

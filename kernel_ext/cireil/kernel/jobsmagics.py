@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, esc, frame
+from ..render.html import ERROR, FG_DIM, LINED, MONO, esc, frame, table
 from .views import _View
 
 if TYPE_CHECKING:
@@ -40,23 +40,15 @@ class JobsView(_View):
         return "\n".join(lines)
 
     def html(self) -> str:
-        cell = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left"
         problems = "".join(f'<div style="color:{ERROR}">{esc(p)}</div>' for p in self.problems)
-        rows = "".join(
-            f'<tr><td style="{cell};font-family:{MONO}">{esc(r[0])}</td>'
-            + "".join(f'<td style="{cell}">{esc(v)}</td>' for v in r[1:])
-            + "</tr>"
-            for r in self.rows
-        )
-        rows += "".join(
-            f'<tr><td style="{cell};font-family:{MONO}">{esc(i)}</td><td style="{cell}">at {esc(at)}</td>'
-            f'<td style="{cell}">{esc(at)}</td><td style="{cell};color:{FG_DIM}">schedule tool</td><td></td></tr>'
+        mono = f"font-family:{MONO}"
+        rows = [[(esc(r[0]), mono), *(esc(v) for v in r[1:])] for r in self.rows]
+        rows += [
+            [(esc(i), mono), f"at {esc(at)}", esc(at), ("schedule tool", f"color:{FG_DIM}"), ""]
             for i, at in self.one_shot
-        )
-        head = "".join(f'<th style="{cell}">{h}</th>' for h in ("job", "schedule", "next run", "runs", "last result"))
-        return frame(
-            "jobs", f"{problems}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>", title="jobs"
-        )
+        ]
+        head = ("job", "schedule", "next run", "runs", "last result")
+        return frame("jobs", problems + table(rows, head=head, cell=LINED), title="jobs")
 
 
 def jobs_view(agent: Agent) -> JobsView:
