@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..render.html import ERROR, FG_DIM, LINED, MONO, OK, WARN, code, esc, frame, table
+from ..render.html import ERROR, FG_DIM, LINED, MONO, OK, WARN, code, esc, frame, pairs, table
 from ..render.safe import safe_bundle
 
 if TYPE_CHECKING:
@@ -213,12 +213,7 @@ class SessionCard(_View):
         return "\n".join(f"{k}: {v}" for k, v in self._rows())
 
     def html(self) -> str:
-        # left-aligned and top-aligned: JupyterLab right-aligns table cells, which set the longest value
-        # (the last message's time) apart from the rows above it
-        rows = [
-            ((k, f"color:{FG_DIM};padding:1px 10px 1px 0"), (esc(v), f"font-family:{MONO}")) for k, v in self._rows()
-        ]
-        return frame("session", table(rows, cell="text-align:left;vertical-align:top"), title="session")
+        return frame("session", pairs(self._rows()), title="session")
 
 
 @dataclass

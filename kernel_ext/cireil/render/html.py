@@ -54,6 +54,13 @@ def table(rows: Iterable[Sequence[Cell]], *, head: Sequence[Cell] = (), cell: st
     return f"<table{styled}>{thead}<tbody>{body}</tbody></table>"
 
 
+def pairs(rows: Iterable[tuple[Any, Any]], *, value_style: str = "") -> str:
+    """A card of name, value rows (a session, an MCP server): names dim, values in the code font; both escaped."""
+    name = f"color:{FG_DIM};padding:1px 10px 1px 0"
+    value = f"font-family:{MONO}" + (f";{value_style}" if value_style else "")
+    return table((((esc(k), name), (esc(v), value)) for k, v in rows), cell="text-align:left;vertical-align:top")
+
+
 FRAME_INSET_PX = 13  # border-left 3px + padding-left 10px: where a frame's text starts; widgets beside it align
 
 
