@@ -15,7 +15,6 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from .. import commands
-from ..commands import CommandUsage
 from ..runtime.errors import CireilError
 from .toolargs import tokenize
 from .toolmagics import ToolMagics
@@ -64,6 +63,8 @@ class CireilMagics:
     def __call__(self, line: str) -> None:
         """%cireil SUBCOMMAND [ARGS]: load an agent and inspect it; `%cireil help` lists the subcommands."""
         words = [t.text for t in tokenize(line)]
+        if words[:1] == ["--help"]:
+            words = ["help", *words[1:]]
         if not words:
             self.help(Namespace(command=[]))
             return
@@ -73,7 +74,7 @@ class CireilMagics:
                 rest = command.words.split()
                 command = commands.find(["help"])[0]
             options = commands.parse(command, rest)
-        except CommandUsage as exc:
+        except commands.CommandUsage as exc:
             raise UsageError(str(exc)) from None
         if self.agent is not None and command.words not in ("load", "help"):
             from .agentmagics import show_background
@@ -280,7 +281,7 @@ class CireilMagics:
         if o.command:
             try:
                 display(CommandHelp(commands.command_help(o.command)))
-            except CommandUsage as exc:
+            except commands.CommandUsage as exc:
                 raise UsageError(str(exc)) from None
             return
         display(HelpText(commands.help_rows(), commands.help_footer()))
