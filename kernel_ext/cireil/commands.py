@@ -45,6 +45,8 @@ class Command:
 class _MagicParser(argparse.ArgumentParser):
     """argparse that raises instead of printing and exiting: a kernel must never see SystemExit."""
 
+    usage_text = ""  # the usage as shown; argparse's own `usage` has its % doubled
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise CommandUsage(f"{_plain(message)}; usage: {self.usage_text}")
 
