@@ -239,6 +239,7 @@ def cmd_eval_show(args: argparse.Namespace) -> int:
 
     return show_command(args, run_text)
 
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "init": cmd_init,
     "dry-run": cmd_dry_run,
