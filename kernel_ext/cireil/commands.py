@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 MAGIC, CLI = "magic", "cli"
 PROG = "%cireil"
@@ -26,16 +25,29 @@ def _nothing(parser: argparse.ArgumentParser, surface: str) -> None:
     return None
 
 
-@dataclass(frozen=True)
 class Command:
-    words: str  # "load", or two words for a family: "mcp log", "export test"
-    summary: str  # the parser's description, the help row, the CLI's help
-    arguments: Callable[[argparse.ArgumentParser, str], None] = _nothing  # adds the options of a surface
-    surfaces: tuple[str, ...] = (MAGIC,)
-    # (usage, what) rows for `%cireil help` when one generated line says too little; their usages are also
-    # what an error quotes. A drift test checks that they name every option the parser takes.
-    forms: tuple[tuple[str, str], ...] = ()
-    prog: str = PROG
+    """One command: its words ("load", or two for a family: "mcp log", "export test"), the summary that is
+    its parser's description, help row and CLI help, and `arguments`, which adds the options of a surface.
+    `forms` are (usage, what) rows for `%cireil help` where one generated line says too little; their usages
+    are also what an error quotes, and a drift test checks that they name every option the parser takes.
+    A plain class, not a dataclass: the table is built when the first subcommand runs, and stays cheap."""
+
+    __slots__ = ("arguments", "forms", "prog", "summary", "surfaces", "words")
+
+    def __init__(
+        self,
+        words: str,
+        summary: str,
+        arguments: Callable[[argparse.ArgumentParser, str], None] = _nothing,
+        surfaces: tuple[str, ...] = (MAGIC,),
+        forms: tuple[tuple[str, str], ...] = (),
+        prog: str = PROG,
+    ) -> None:
+        self.words, self.summary, self.arguments = words, summary, arguments
+        self.surfaces, self.forms, self.prog = surfaces, forms, prog
+
+    def __repr__(self) -> str:
+        return f"Command({self.prog} {self.words})"
 
     @property
     def family(self) -> str:

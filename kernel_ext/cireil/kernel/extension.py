@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .. import commands
 from . import display, magictable, tunables
 from .magics import CireilMagics
 
@@ -39,7 +38,7 @@ def load_ipython_extension(ip: Any) -> None:
     cireil.__doc__ = controller.__call__.__doc__
     # `%cireil?` shows the help of every subcommand, built from commands.py when asked (IPython's inspector
     # calls an object's getdoc()), so %load_ext builds no parser
-    cireil.getdoc = commands.magic_doc  # type: ignore[attr-defined]
+    cireil.getdoc = magic_doc  # type: ignore[attr-defined]
     magictable.add(ip, MAGIC, cireil, cell=False)
     agent_fn = None
     taken = magictable.clash(ip, AGENT_MAGIC, ("line", "cell"))
@@ -59,7 +58,15 @@ def load_ipython_extension(ip: Any) -> None:
     _LOADED[id(ip)] = (controller, cireil, agent_fn, tunables.register(ip))
 
 
+def magic_doc() -> str:
+    from .. import commands
+
+    return commands.magic_doc()
+
+
 def agent_doc() -> str:
+    from .. import commands
+
     return commands.command_help(["%%cireil_agent"])
 
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from .. import commands
 from ..runtime.errors import CireilError
 from .toolargs import tokenize
 from .toolmagics import ToolMagics
@@ -62,6 +61,8 @@ class CireilMagics:
     # -- the %cireil magic --------------------------------------------------------------------
     def __call__(self, line: str) -> None:
         """%cireil SUBCOMMAND [ARGS]: load an agent and inspect it; `%cireil help` lists the subcommands."""
+        from .. import commands  # the declarations load with the first subcommand, not at %load_ext
+
         words = [t.text for t in tokenize(line)]
         if words[:1] == ["--help"]:
             words = ["help", *words[1:]]
@@ -115,6 +116,8 @@ class CireilMagics:
 
     # -- subcommands --------------------------------------------------------------------------
     def load(self, o: Namespace) -> None:
+        from .. import commands
+
         if o.demo == (o.dir is not None):
             raise UsageError(f"usage: {commands.family_usage('load')}")
         extra = self._user_tools(o.tools) if o.tools else []
@@ -278,6 +281,8 @@ class CireilMagics:
         run_eval_magic(self.agent.directory if self.agent is not None else None, o)
 
     def help(self, o: Namespace) -> None:
+        from .. import commands
+
         if o.command:
             try:
                 display(CommandHelp(commands.command_help(o.command)))
