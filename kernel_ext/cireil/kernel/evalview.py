@@ -8,7 +8,7 @@ when `%cireil eval` runs; the evals package itself loads only then too.
 
 from __future__ import annotations
 
-import argparse
+from argparse import Namespace
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,34 +16,16 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, code, esc, frame
 from .views import _View
 
 if TYPE_CHECKING:
     from ..runtime.evals.report import Cell, EvalReport
     from ..runtime.evals.worker import RunResult
 
-USAGE = (
-    "%cireil eval [SCENARIOS ...] [--agent DIR] [--repeat N] [--variant NAME ...] [--variants FILE] [--jobs N] "
-    "[--timeout S] [--min-pass RATE] [--json FILE] [--junit FILE] [--keep DIR] [--dask ADDRESS]"
-)
 _CELL = f"padding:3px 8px;border-top:1px solid {BORDER};text-align:left;vertical-align:top"
 # characters of recorded-turn HTML in one grid: past it a failed run says where its turn is instead
 TURNS_LIMIT = 2_000_000
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # a usage error is one line in the cell, never SystemExit
-        raise UsageError(f"{message}; usage: {USAGE}")
-
-
-def parse(args: list[str]) -> argparse.Namespace:
-    from ..runtime.evals.options import add_eval_arguments
-
-    parser = _Parser(prog="%cireil eval", add_help=False)
-    parser.add_argument("--agent", metavar="DIR")
-    add_eval_arguments(parser, agent=False, required=False)
-    return parser.parse_args(args)
 
 
 @dataclass
@@ -124,24 +106,25 @@ class EvalGrid(_View):
             f"{''.join(rows)}</table>"
         )
         verdict = f'<div style="margin-top:4px">{esc(self._verdict())}</div>'
-        title = f'eval <code style="font-family:{MONO}">{esc(Path(r.agent).name)}</code>'
+        title = f"eval {code(Path(r.agent).name)}"
         failed = bool(r.results) and r.pass_rate < self.min_pass and len(r.results) == r.total
         return frame("eval", table + verdict, title=title, failed=failed)
 
 
-def run_eval_magic(agent_dir: Path | None, args: list[str]) -> EvalGrid:
-    """Run the eval with a live grid; returns the finished grid (the display already shows it)."""
+def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
+    """Run the eval (options as commands.py declares them) with a live grid; returns the finished grid (the
+    display already shows it)."""
+    from ..commands import family_usage
     from ..runtime.errors import ConfigError
     from ..runtime.evals.command import DaskMissing, executor_for, plan
     from ..runtime.evals.runner import run_matrix
 
-    options = parse(args)
     agent = Path(options.agent).expanduser() if options.agent else agent_dir
     if agent is None:
         raise UsageError("no agent: run `%cireil load DIR` first, or pass --agent DIR")
     scenarios_args = options.scenarios or [str(agent / "evals")]
     if not options.scenarios and not (agent / "evals").is_dir():
-        raise UsageError(f"no scenarios given and {agent / 'evals'} does not exist; usage: {USAGE}")
+        raise UsageError(f"no scenarios given and {agent / 'evals'} does not exist; usage: {family_usage('eval')}")
     try:
         scenarios, variants = plan(scenarios_args, options.variants, options.variant)
     except ConfigError as exc:

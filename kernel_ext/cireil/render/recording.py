@@ -62,10 +62,6 @@ def call_line(call: ToolCallRecord, limit: int = 200) -> str:
     return f"→ {call.name} {arguments}: {outcome}"
 
 
-def diff_text(diff: StepDiff) -> str:
-    return str(diff)
-
-
 def diff_html(diff: StepDiff) -> str:
     if diff.empty:
         return f'<div style="color:{FG_DIM}">(no change)</div>'
