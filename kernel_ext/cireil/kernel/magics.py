@@ -41,6 +41,7 @@ HELP = [
     ("fork TURN STEP [--args JSON|--result JSON] [--live]", "continue a recorded turn from STEP in a new session"),
     ("export test TURN PATH.py [--fields F,TOOL.F]", "a recorded turn as a pytest file: same tool calls, results"),
     ("export notebook SESSION PATH.ipynb", "a session's recorded turns as a notebook that replays them offline"),
+    ("stop", "end the live %%cireil_agent --step turn at its last complete step (as its Stop button does)"),
     ("steps [TURN]", "a recorded turn's model calls, each with its exact request and a diff against the one before"),
     ("session [NAME]", "the session calls and turns belong to; NAME switches to (or starts) another"),
     ("session --grant T1,T2|all", "limit the session to these tools (turns are offered only those; calls refused)"),
@@ -64,14 +65,25 @@ HELP_FOOTER = [
     "  a bare main argument   %cireil_list_dir /workspace",
     "Tools with a body (write content, ...) also have a cell form: %%cireil_write /workspace/a.txt",
     "%cireil_<tool>? shows a tool's parameters.",
-    "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]",
+    "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME] [--step]",
     "  the cell is a message to the agent; its turn renders live",
+    "  --step: pause before each tool call with Approve / Edit arguments / Skip / Mock result buttons",
 ]
 
 
 def _no_args(args: list[str], usage: str) -> None:
     if args:
         raise UsageError(f"unexpected argument {args[0]!r}; usage: %cireil {usage}")
+
+
+def _stop_step_turn(agent: Agent) -> None:
+    """A live step-mode turn ends before its agent closes (it would otherwise wait on a closed agent)."""
+    from .agentmagics import live_step_turn
+
+    if live_step_turn(agent) is not None:
+        from .stepmode import stop_all
+
+        stop_all(agent)
 
 
 class CireilMagics:
@@ -95,6 +107,7 @@ class CireilMagics:
             "prompt": self.prompt,
             "usage": self.usage,
             "steps": self.steps,
+            "stop": self.stop,
             "replay": self.replay,
             "export": self.export,
             "fork": self.fork,
@@ -141,6 +154,7 @@ class CireilMagics:
         STAGED.pop(id(self.shell), None)
         self.tool_magics.clear()
         if self.agent is not None:
+            _stop_step_turn(self.agent)
             self.agent.close()
             self.agent = None
 
@@ -185,6 +199,7 @@ class CireilMagics:
         except ValueError as exc:  # two Python tools with one name, or one named like a built-in
             raise UsageError(f"--tools {tools_var}: {exc}") from None
         if self.agent is not None:
+            _stop_step_turn(self.agent)
             self.agent.close()
         self.agent = agent
         self.tool_magics.sync()
@@ -294,6 +309,11 @@ class CireilMagics:
 
         show_steps(self.require_agent(), args)
 
+    def stop(self, args: list[str]) -> None:
+        from .stepmode import stop_step_turn
+
+        stop_step_turn(self.require_agent(), args)
+
     def replay(self, args: list[str]) -> None:
         from .agentmagics import run_replay
 
@@ -322,7 +342,8 @@ class CireilMagics:
         mcp_command(self.require_agent(), args)
 
     def agent_cell(self, line: str, cell: str | None = None) -> None:
-        """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""
+        """%%cireil_agent [--session NAME] [--attach PATH] [--step]: the cell is a message to the agent; its turn
+        shows live (--step: it pauses before each tool call for Approve / Edit arguments / Skip / Mock result)."""
         from .agentmagics import engine_help, run_agent_cell
 
         agent = self.require_agent()
