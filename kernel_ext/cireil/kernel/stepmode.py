@@ -205,6 +205,7 @@ class StepTurn(W.VBox):
     def _finished(self, submitted: Submitted) -> None:
         self._close_panel()
         self.stop_button.disabled = True
+        self.stop_button.layout.display = "none"  # nothing left to stop; the status line says how it ended
         stopped = False
         try:
             submitted.result(timeout=_END_WAIT_S)
@@ -270,7 +271,7 @@ class StepTurn(W.VBox):
     def _open_panel(self, pending: _Pending) -> None:
         call = pending.call
         self.call_info.value = (
-            f'<div style="margin:6px 0 2px">⏸ step {pending.step}: the model asks to run '
+            f'<div style="margin:6px 0 2px">Step {pending.step}: the model asks to run '
             f'<b style="font-family:{MONO}">{esc(call.get("name"))}</b> with</div>'
             + code_block(json_text(call.get("input") or {}))
         )
