@@ -173,3 +173,15 @@ def test_a_recording_of_format_1_is_migrated_in_place(tmp_path, llm):
     db = sqlite3.connect(directory / RECORDINGS_FILE)
     assert db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == (str(FORMAT),)
     db.close()
+
+
+def test_a_mocked_result_is_a_json_object_as_written_or_the_text_itself():
+    from cireil.kernel.stepmode import mock_result
+
+    assert mock_result('{"entries": [], "success": true}') == {"entries": [], "success": True}
+    assert mock_result("  the shed is locked  ") == {"result": "  the shed is locked  ", "success": True}
+    assert mock_result('["a list"]') == {"result": '["a list"]', "success": True}  # only an object is a result
+    with pytest.raises(ValueError, match="not one"):
+        mock_result('{"entries": [')
+    with pytest.raises(ValueError, match="write the result"):
+        mock_result("   ")
