@@ -96,6 +96,7 @@ def test_approve_edit_skip_and_mock_through_the_comm_layer(stepping, llm):
         py(kernel, 'print(json.dumps([t.edit_form.fields["path"].control.model_id, t.apply_button.model_id]))')
     )
     assert py(kernel, 'print(t.edit_form.collect().value["path"])') == "/workspace/notes.md"  # filled in
+    assert py(kernel, 'print(t.edit_form.collect().value["raw"])') == "False"  # a default the model left out
     set_value(kernel, form[0], "")
     click(kernel, form[1])
     # refused by the form: the call still waits, nothing ran
@@ -149,6 +150,8 @@ def test_approve_edit_skip_and_mock_through_the_comm_layer(stepping, llm):
         ["session-info", {"action": "approved"}],
         ["respond", {"action": "approved"}],
     ]
+    ran = py(kernel, "print(json.dumps(cireil.current_agent().turns()[-1].calls[0].arguments))")
+    assert json.loads(ran) == {"path": "/workspace/other.md"}  # what the person changed, not the form's defaults
     steps = kernel.run("%cireil steps").text()
     assert "called read (edited), write (skipped), list-dir (mocked), session-info" in steps
     assert "the model asked for" in "\n".join(b.get("text/html", "") for b in kernel.run("%cireil steps").bundles)

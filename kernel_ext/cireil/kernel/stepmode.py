@@ -45,6 +45,7 @@ BUSY = (
     " or end it with its Stop button or `%cireil stop`"
 )
 _DRAIN_S = 0.25
+ARGUMENTS_SHOWN = 20_000  # characters of a pending call's arguments drawn (a write of a whole file is big)
 _END_WAIT_S = 10.0
 
 # what the turn view says of a call the person did not simply approve
@@ -273,7 +274,7 @@ class StepTurn(W.VBox):
         self.call_info.value = (
             f'<div style="margin:6px 0 2px">Step {pending.step}: the model asks to run '
             f'<b style="font-family:{MONO}">{esc(call.get("name"))}</b> with</div>'
-            + code_block(json_text(call.get("input") or {}))
+            + code_block(_shown_arguments(call.get("input") or {}))
         )
         self.editor.children = ()
         self.problems.value = ""
@@ -328,7 +329,7 @@ class StepTurn(W.VBox):
         if tool is None:
             self._problem(f"tool {pending.call.get('name')!r} is no longer enabled")
             return False
-        arguments = collected.value
+        arguments = _edited(pending.call.get("input") or {}, collected.value, tool.parameters)
         try:
             checked = tool.prepare(arguments) if tool.prepare is not None else arguments
             issues = tool.params.validate(checked)[1]
@@ -377,6 +378,27 @@ class StepTurn(W.VBox):
 
     def _set_status(self, text: str, color: str) -> None:
         self.status.value = f'<span style="color:{color};margin-left:8px">{esc(text)}</span>'
+
+
+def _edited(asked: dict, value: Any, schema: dict) -> Any:
+    """The form's arguments without the defaults it filled in for what the model left out: the recording
+    then shows what the person changed, and the tool applies its defaults anyway."""
+    if not isinstance(value, dict):
+        return value
+    properties = schema.get("properties") or {}
+    return {
+        k: v
+        for k, v in value.items()
+        if k in asked or "default" not in properties.get(k, {}) or v != properties[k]["default"]
+    }
+
+
+def _shown_arguments(arguments: dict) -> str:
+    text = json_text(arguments)
+    if len(text) <= ARGUMENTS_SHOWN:
+        return text
+    more = len(text) - ARGUMENTS_SHOWN
+    return text[:ARGUMENTS_SHOWN] + f"\n… {more:,} more characters (Edit arguments shows them all)"
 
 
 def mock_result(text: str) -> dict:
