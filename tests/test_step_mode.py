@@ -145,6 +145,10 @@ def test_the_recording_keeps_what_the_person_did_and_a_replay_does_it_again(agen
     assert turn.steps[0].tool_calls[0]["arguments"] == {"path": "/workspace/notes.md"}  # the reply as sent
     assert RecordedTurn.from_dict(turn.to_dict()).calls[1].action == "skipped"  # an exported test keeps it
 
+    exported = agent.export_notebook(agent.session.id, agent.directory.parent / "session.ipynb")
+    headings = [c["source"] for c in json.loads(exported.read_text())["cells"] if c["cell_type"] == "markdown"]
+    assert "read (edited), write (skipped), list-dir (mocked)." in headings[-1]  # said where it is not redone
+
     replayed = agent.replay(turn.id, in_place=True)
     assert replayed.same, replayed.summary()  # the edit ran again, the skip and the mock gave the same results
     assert not (agent.directory / "workspace" / "out.txt").exists()  # skipped again
