@@ -14,6 +14,7 @@ from cireil.runtime.engine.toolhook import ToolDecision
 from cireil.runtime.recorder.model import RecordedTurn
 from cireil.runtime.recorder.store import FORMAT, RECORDINGS_FILE
 from cireil.scripted_llm import ScriptedLLM, reply
+from test_recorder import run_pytest
 from turnkit import turn_agent
 
 
@@ -152,6 +153,10 @@ def test_the_recording_keeps_what_the_person_did_and_a_replay_does_it_again(agen
     replayed = agent.replay(turn.id, in_place=True)
     assert replayed.same, replayed.summary()  # the edit ran again, the skip and the mock gave the same results
     assert not (agent.directory / "workspace" / "out.txt").exists()  # skipped again
+
+    exported = agent.export_test(turn.id, agent.directory.parent / "test_reviewed.py", fields=["read.content"])
+    passed = run_pytest(exported)  # the edited read's content, the skip and the mock, all as recorded
+    assert passed.returncode == 0 and "1 passed" in passed.stdout, passed.stdout + passed.stderr
 
 
 def test_a_recording_of_format_1_is_migrated_in_place(tmp_path, llm):
