@@ -192,14 +192,13 @@ def test_env_key_read_from_process_environment(monkeypatch):
     assert KeySource(env="CIREIL_TEST_ENGINE_KEY").resolve() == "sk-from-env"
 
 
-@pytest.mark.parametrize("kind", ["openai-codex"])  # anthropic is spoken now (tests/test_anthropic.py)
-def test_kinds_cireil_does_not_speak_are_valid_config(kind):
-    config, issues = parse(provider(f'kind = "{kind}"\nauthId = "me"\n'))
+def test_every_kind_of_the_original_is_spoken_and_keeps_its_auth_id():
+    config, issues = parse(provider('kind = "openai-codex"\nauthId = "me"\n'))
     assert issues == []
     chosen = config.providers["local"]
-    assert (chosen.kind, chosen.auth_id, chosen.line) == (kind, "me", 5)
-    assert f'has kind = "{kind}", which cireil does not support yet' in chosen.unsupported()
-    assert config.providers["local"].unsupported() is not None
+    assert (chosen.kind, chosen.auth_id, chosen.line) == ("openai-codex", "me", 5)
+    assert chosen.unsupported() is None  # its login is checked at load and each turn (tests/test_codex.py)
+    assert parse(provider('kind = "anthropic"\n'))[0].providers["local"].unsupported() is None
     assert parse(provider())[0].providers["local"].unsupported() is None
 
 

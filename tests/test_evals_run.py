@@ -378,3 +378,35 @@ def test_keep_inside_the_agent_is_refused(agent_dir, notes):
     with pytest.raises(ConfigError, match="--keep must be outside the agent directory"):
         run_matrix(agent_dir, notes, keep=agent_dir / "runs")
     assert not (agent_dir / "runs").exists()
+
+
+def test_session_attributes_decide_what_conditions_rules_allow(tmp_path, agent_dir, llm):
+    (agent_dir / "config" / "conditions.toml").write_text(
+        '[workspace."/shared/"]\naction = "allow"\nwhen = "discord:guild:123"\n'
+    )
+    (agent_dir / "workspace" / "shared").mkdir(parents=True)
+    (agent_dir / "workspace" / "shared" / "plan.md").write_text("the secret plan\n")
+    llm.default = model(lambda body: ("read", {"path": "/workspace/shared/plan.md"}))
+    scenario = """\
+        message = "what is the plan?"
+        [session]
+        name = "{name}"
+        [session.rules]
+        guild = "{guild}"
+        channel_id = "42"
+        [[expect.call]]
+        tool = "read"
+        ok = true
+        [answer]
+        contains = "secret plan"
+    """
+    files = [
+        write(tmp_path / "evals" / f"{name}.toml", scenario.format(name=name, guild=guild))
+        for name, guild in (("inside", "123"), ("outside", "999"))
+    ]
+    report = run_matrix(agent_dir, load_scenarios(files))
+    by_name = {r.scenario: r for r in report.results}
+    assert by_name["inside"].status == "pass", report.failures_text()
+    assert by_name["outside"].status == "fail"
+    assert by_name["outside"].calls[0]["ok"] is False
+    assert "guild: 999" in by_name["outside"].calls[0]["error"]

@@ -232,6 +232,13 @@ def cmd_eval_compare(args: argparse.Namespace) -> int:
     return compare_command(args)
 
 
+def cmd_eval_show(args: argparse.Namespace) -> int:
+    from .render.evalrun import run_text
+    from .runtime.evals.command import show_command
+
+    return show_command(args, run_text)
+
+
 # -- parser ------------------------------------------------------------------------------------------
 
 
@@ -277,11 +284,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("dir", metavar="DIR")
 
-    from .runtime.evals.options import add_compare_arguments, add_eval_arguments
+    from .runtime.evals.options import add_compare_arguments, add_eval_arguments, add_show_arguments
 
     add_eval_arguments(command("eval", cmd_eval, "run scenario evals: which tools the model calls, how reliably"))
     add_compare_arguments(
         command("eval-compare", cmd_eval_compare, "compare two eval results (--json): what got worse, what better")
+    )
+    add_show_arguments(
+        command(
+            "eval-show", cmd_eval_show, "open a failed run of an eval result (--json): its checks and recorded turn"
+        )
     )
     return parser
 

@@ -31,7 +31,7 @@ HELP = [
     ("restart", "re-read the whole configuration, as a fresh load would"),
     ("ui [TOOL]", "a form per enabled tool (or for TOOL): fill it in, press Run"),
     ("context", "what the agent sees of its opened files and pinned sections"),
-    ("prompt [--session NAME] [--model M] [--provider P]", "the next model request: prompt, messages, tools, body"),
+    ("prompt [--session NAME] [--model M] [--provider P]", "the next request: prompt, messages, tools, headers, body"),
     ("prompt --diff [--session NAME]", "what the next request changes against the last one sent (recorded)"),
     ("usage [--session NAME | --all]", "recorded turns: tokens, time, cost (prices in config/cireil.toml)"),
     (

@@ -64,6 +64,15 @@ def step_summary(step: RecordedStep) -> str:
     )
 
 
+def call_line(call: ToolCallRecord, limit: int = 200) -> str:
+    """A tool call of a step as one line: name, arguments, and whether it succeeded."""
+    arguments = " ".join(json.dumps(call.arguments, ensure_ascii=False, default=str).split())
+    if len(arguments) > limit:
+        arguments = arguments[: limit - 1] + "…"
+    outcome = "ok" if call.success else f"failed: {' '.join(str(call.result.get('error') or '').split())[:limit]}"
+    return f"→ {call.name} {arguments}: {outcome}"
+
+
 def diff_text(diff: StepDiff) -> str:
     return str(diff)
 
@@ -113,6 +122,7 @@ class StepsView:
     """Under a finished turn: every model call, folded; open one for its diff and its exact request."""
 
     turn: RecordedTurn
+    python: str = "agent.turns()[-1].steps[i]"  # where the same steps are, from Python
 
     def text(self) -> str:
         lines = [f"recorded turn {self.turn.id}: {len(self.turn.steps)} model calls"]
@@ -120,6 +130,7 @@ class StepsView:
         for step in self.turn.steps:
             lines.append("  " + step_summary(step))
             lines += ["    " + line for line in step.diff(prev).lines()[:20]]
+            lines += ["    " + call_line(c) for c in step.calls]
             prev = step
         return "\n".join(lines)
 
@@ -140,7 +151,7 @@ class StepsView:
             prev = step
         head = (
             f'<div style="color:{FG_DIM};font-size:90%">recorded turn {self.turn.id} · '
-            f"<code>agent.turns()[-1].steps[i]</code> has each call from Python</div>"
+            f"<code>{esc(self.python)}</code> has each call from Python</div>"
         )
         return frame("recording", head + "".join(rows), title=f"model calls ({len(rows)})")
 

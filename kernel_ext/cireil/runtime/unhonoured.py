@@ -109,14 +109,8 @@ def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[Confi
     return out
 
 
-_CODEX_HOW = (
-    "the original reads its OAuth login from config/openai-codex/<authId>.json, which `cireilclaw codex "
-    "[--authId X]` creates"
-)
-
-
 def _engine(directory: Path) -> list[ConfigIssue]:
-    """Provider kinds cireil cannot speak yet, at their lines."""
+    """Provider kinds cireil cannot speak, and openai-codex logins that a turn could not use, at their lines."""
     found = _read(directory, "config/engine.toml")
     if not isinstance(found, TomlSource):
         return []  # missing or unreadable: the engine check (dry-run, each turn) says so
@@ -130,16 +124,44 @@ def _engine(directory: Path) -> list[ConfigIssue]:
         from .engine.config import SPOKEN_KINDS  # only for an agent that names such a kind: not at every load
 
         if kind not in SPOKEN_KINDS:
-            extra = f"; {_CODEX_HOW}" if kind == "openai-codex" else ""
             out.append(
                 found.issue(
                     (name, "kind"),
                     f"provider '{name}' has kind = \"{kind}\", which cireil does not speak yet: turns that use it "
-                    f"fail with a clear error (choose another provider with --provider){extra}",
+                    "fail with a clear error (choose another provider with --provider)",
                     "warning",
                 )
             )
+        elif kind == "openai-codex":
+            out += _codex_login(found, directory, name, table)
     return out
+
+
+def _codex_login(source: TomlSource, directory: Path, name: str, table: dict) -> list[ConfigIssue]:
+    """The login file of an openai-codex provider: read (never refreshed) so a turn does not find it broken."""
+    from .engine import codex_auth
+
+    auth_id = table.get("authId", "default")
+    if not isinstance(auth_id, str) or not auth_id:
+        return []  # the engine check reports the key itself
+    problem = codex_auth.login_problem(directory, auth_id)
+    where = source.issue((name, "kind"), "")
+    at = f"{where.file}:{where.line}" if where.line else where.file
+    if problem is not None:
+        file, line, message = problem
+        return [
+            ConfigIssue(
+                file,
+                line,
+                f"{message}; turns with provider '{name}' ({at}) fail until it is there",
+                severity="warning",
+            )
+        ]
+    loose = codex_auth.permission_problem(codex_auth.login_path(directory, auth_id))
+    if loose is not None:
+        shown = codex_auth.shown(directory, codex_auth.login_path(directory, auth_id))
+        return [ConfigIssue(shown, None, f"{loose} (the OAuth login of provider '{name}')", severity="warning")]
+    return []
 
 
 def _cron(report: _Report, in_root: bool = False) -> None:

@@ -4,7 +4,7 @@ Every top-level table is a provider (upstream-formats.md §2); exactly one has `
 Per-model settings nest under the provider; model names with `.`, `/` or `:` are quoted keys:
 
     [local]
-    kind = "openai"                       # or "anthropic"; "openai-codex" is valid, not yet spoken by cireil
+    kind = "openai"                       # or "anthropic", or "openai-codex" (OAuth login: engine/codex_auth.py)
     apiBase = "http://127.0.0.1:8000/v1"
     apiKey = "sk-..."                     # or a list of keys (a pool: round-robin, 429 benches a key 30 min)
     defaultModel = "gpt-4o-mini"
@@ -39,7 +39,7 @@ ENGINE_FILE = "config/engine.toml"
 DEFAULT_API_KEY = "not-needed"
 REASONING_LEVELS = ("xhigh", "high", "medium", "low", "minimal", "none")
 KINDS = ("openai", "anthropic", "openai-codex")
-SPOKEN_KINDS = ("openai", "anthropic")
+SPOKEN_KINDS = ("openai", "anthropic", "openai-codex")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _MIGRATE = "run `cireil migrate DIR` to rewrite it (comments kept, a backup first)"
@@ -150,12 +150,6 @@ class ProviderConfig:
             f"provider '{self.name}' has kind = \"{self.kind}\", which cireil does not support yet "
             f"(it speaks only {', '.join(repr(k) for k in SPOKEN_KINDS)}); the original CireilClaw runs it. "
             "Choose another provider for this turn (--provider NAME) or as isGlobalDefault"
-            + (
-                f". (The original reads its OAuth login from config/openai-codex/{self.auth_id}.json, which "
-                f"`cireilclaw codex --authId {self.auth_id}` creates.)"
-                if self.kind == "openai-codex"
-                else ""
-            )
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import messages as msgs
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
     from ..session import Session
     from ..tool import Tool
     from .config import EngineConfig, ModelConfig, ProviderConfig
-    from .provider import ModelRequest, OpenAIProvider
+    from .httpcall import HttpProvider
+    from .provider import ModelRequest
 
 
 @dataclass
@@ -34,24 +36,63 @@ class PreparedRequest:
     model_cfg: ModelConfig
     estimate: int
     notes: list[str]
+    agent_dir: Path | None = None  # where an openai-codex login is looked for
 
     @property
     def body(self) -> dict:
         """Exactly what would be POSTed (made on demand: a turn's provider builds its own)."""
-        if self.provider.kind == "anthropic":
-            from .anthropic import build_anthropic_body
+        return request_body(self.provider, self.model_cfg, self.model_request)
 
-            return build_anthropic_body(self.provider, self.model_cfg, self.model_request, stream=False)
-        from .provider import build_request_body
+    def _client(self) -> HttpProvider:
+        return client_class(self.provider.kind)(
+            self.provider, self.model_request.model, model_cfg=self.model_cfg, agent_dir=self.agent_dir
+        )
 
-        return build_request_body(self.provider, self.model_cfg, self.model_request, stream=False)
+    @property
+    def url(self) -> str:
+        return self._client().url
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        """The request's headers with every secret replaced by where it comes from (never read here)."""
+        return self._client().preview_headers(self.model_request.session_id)
+
+
+def request_body(provider: ProviderConfig, model_cfg: ModelConfig, request: ModelRequest) -> dict:
+    """The body a provider of this kind POSTs for `request`, as a whole (not streamed) request."""
+    if provider.kind == "anthropic":
+        from .anthropic import build_anthropic_body
+
+        return build_anthropic_body(provider, model_cfg, request, stream=False)
+    if provider.kind == "openai-codex":
+        from .codex import build_codex_body
+
+        return build_codex_body(provider, model_cfg, request)
+    from .provider import build_request_body
+
+    return build_request_body(provider, model_cfg, request, stream=False)
+
+
+def client_class(kind: str) -> type[HttpProvider]:
+    """The provider class of a kind; one module per kind, imported only when something uses it."""
+    if kind == "anthropic":
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider
+    if kind == "openai-codex":
+        from .codex import CodexProvider
+
+        return CodexProvider
+    from .provider import OpenAIProvider
+
+    return OpenAIProvider
 
 
 class Engine:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self._lock: asyncio.Lock | None = None  # created on the runtime loop, where turns run
-        self._clients: dict[tuple, OpenAIProvider] = {}
+        self._clients: dict[tuple, HttpProvider] = {}
         self._token_cache: dict = {}
         from .keypool import KeyPools
 
@@ -90,11 +131,22 @@ class Engine:
             raise ConfigError([ConfigIssue(ENGINE_FILE, choice.provider.line, problem)])
         return choice.provider, choice.model, choice.model_cfg, choice.notices
 
-    def client(self, provider: ProviderConfig, model: str, model_cfg: ModelConfig | None = None) -> OpenAIProvider:
+    def _check_login(self, provider: ProviderConfig) -> None:
+        from ..errors import ConfigError, ConfigIssue
+        from .codex_auth import login_problem
+        from .config import ENGINE_FILE
+
+        problem = login_problem(self.agent.directory, provider.auth_id)
+        if problem is not None:
+            name, line, message = problem
+            where = f"{ENGINE_FILE}:{provider.line}" if provider.line else ENGINE_FILE
+            raise ConfigError(
+                [ConfigIssue(name, line, f"{message} (the OAuth login of provider '{provider.name}', {where})")]
+            )
+
+    def client(self, provider: ProviderConfig, model: str, model_cfg: ModelConfig | None = None) -> HttpProvider:
         """The provider client of this model, kept between turns (its connections too); an edit of the
         provider's settings in engine.toml gets a fresh one, and the old one's connections are closed."""
-        from .provider import OpenAIProvider
-
         key = (provider.name, model)
         found = self._clients.get(key)
         if found is not None and (found.provider != provider or found.model_cfg != model_cfg):
@@ -103,12 +155,9 @@ class Engine:
             closing.add_done_callback(self._tasks.discard)
             found = None
         if found is None:
-            kind_class = OpenAIProvider
-            if provider.kind == "anthropic":  # one module per kind, imported only when a turn uses it
-                from .anthropic import AnthropicProvider
-
-                kind_class = AnthropicProvider
-            found = self._clients[key] = kind_class(provider, model, model_cfg=model_cfg, pools=self._pools)
+            make = client_class(provider.kind)
+            found = make(provider, model, model_cfg=model_cfg, pools=self._pools, agent_dir=self.agent.directory)
+            self._clients[key] = found
         return found
 
     # -- requests -----------------------------------------------------------------------------------
@@ -153,7 +202,9 @@ class Engine:
             session_id=session.id,
             model=model,
         )
-        return PreparedRequest(request, assembled, provider, model_cfg, assembled.estimate, list(assembled.notes))
+        return PreparedRequest(
+            request, assembled, provider, model_cfg, assembled.estimate, list(assembled.notes), agent.directory
+        )
 
     def preview(self, session: Session, provider: str | None = None, model: str | None = None) -> PreparedRequest:
         """The request the next turn's first model call would send, changing nothing."""
@@ -189,7 +240,9 @@ class Engine:
                 raise SessionReadOnly(reason)
             notices = self.agent.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
-            if chosen.api_keys:  # an unset key variable fails here, before the message is committed
+            if chosen.kind == "openai-codex":  # a missing login fails here, before the message is committed
+                self._check_login(chosen)
+            elif chosen.api_keys:  # an unset key variable fails here, before the message is committed
                 chosen.api_keys[0].resolve()
             if model_cfg.context_window is None:  # as the original: the provider's model list may know it
                 listing = await self.models.context_window(chosen)

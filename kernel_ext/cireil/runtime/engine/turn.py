@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..session import Session
     from ..tool import Tool
     from .config import ModelConfig, ProviderConfig
-    from .provider import OpenAIProvider
+    from .httpcall import HttpProvider
 
 EventSink = Callable[[dict], None]
 
@@ -102,7 +102,7 @@ class Turn:
         provider: ProviderConfig,
         model: str,
         model_cfg: ModelConfig,
-        client: OpenAIProvider,
+        client: HttpProvider,
         tools: dict[str, Tool],
         notices: list[str],
         persist: bool = True,
@@ -260,7 +260,7 @@ class Turn:
         except ContentFiltered:
             raise
         except ProviderError as exc:
-            if retries >= self.provider.max_generation_retries:
+            if not exc.retryable or retries >= self.provider.max_generation_retries:
                 raise
             if isinstance(exc, NoToolCalls):
                 reason = "the model answered without calling a tool"

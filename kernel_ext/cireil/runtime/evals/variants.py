@@ -28,8 +28,17 @@ from ..errors import ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES
 
 VARIANT_KEYS = ("description", "provider", "model", "core", "blocks", "tools", "descriptions")
-# The user's own conversations (and cireil's files beside them, in any version): a run starts with none.
-NOT_COPIED = ("sessions.db", "sessions.db-*", "sessions.cireil-old*", "cireil-side.db", "cireil-side.db-*")
+# The user's own conversations (and cireil's files beside them, in any version, their recorded turns
+# too): a run starts with none, and the turns recorded in its copy are its own.
+NOT_COPIED = (
+    "sessions.db",
+    "sessions.db-*",
+    "sessions.cireil-old*",
+    "cireil-side.db",
+    "cireil-side.db-*",
+    "cireil-recordings.db",
+    "cireil-recordings.db-*",
+)
 
 
 @dataclass

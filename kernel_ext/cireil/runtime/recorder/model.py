@@ -61,19 +61,21 @@ class RecordedStep:
         """The request body exactly as it was POSTed (rebuilt from the stored messages and tools)."""
         if self._request is None:
             assert self._row is not None and self._store is not None
+            from .store import LISTS
+
             skeleton = self._row.request
-            hashes = list(skeleton.get("messages", [])) + list(skeleton.get("tools", []))
-            blobs = self._store.blobs(hashes)
+            blobs = self._store.blobs([h for key in LISTS for h in skeleton.get(key, ())])
             body = dict(skeleton)
-            body["messages"] = [blobs[h] for h in skeleton.get("messages", [])]
-            if "tools" in skeleton:
-                body["tools"] = [blobs[h] for h in skeleton["tools"]]
+            for key in LISTS:
+                if key in skeleton:
+                    body[key] = [blobs[h] for h in skeleton[key]]
             self._request = body
         return self._request
 
     @property
     def message_hashes(self) -> list[str]:
-        return list(self._row.request.get("messages", [])) if self._row else []
+        request = self._row.request if self._row else {}
+        return list(request.get("messages") or request.get("input") or [])
 
     @property
     def tokens_in(self) -> int | None:

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# The lists of a request body stored item by item, each item once (a step stores what changed): chat
+# completions and Messages API `messages`, Responses API (openai-codex) `input`, every kind's `tools`.
+LISTS = ("messages", "input", "tools")
 RECORDINGS_FILE = "cireil-recordings.db"
 FORMAT = 2
 
@@ -99,7 +102,7 @@ class RecordingStoreError(Exception):
 class StepRow:
     turn_id: int
     n: int
-    request: dict  # the body with "messages" and "tools" as lists of blob hashes
+    request: dict  # the body with its LISTS ("messages", "input", "tools") as lists of blob hashes
     reply: dict
     estimate: int | None
     ttft: float | None
