@@ -70,7 +70,7 @@ def call_line(call: ToolCallRecord, limit: int = 200) -> str:
     if len(arguments) > limit:
         arguments = arguments[: limit - 1] + "…"
     outcome = "ok" if call.success else f"failed: {' '.join(str(call.result.get('error') or '').split())[:limit]}"
-    return f"→ {call.name} {arguments}: {outcome}"
+    return f"→ {call.name} {arguments}: {outcome}{_review_mark(call)}"
 
 
 def diff_text(diff: StepDiff) -> str:
