@@ -568,7 +568,9 @@ def test_agent_and_prompt_options_take_both_forms_and_name_their_usage(shell, ag
         "attach": ["x", "y"],
         "session": "a",
         "model": "m",
+        "step": False,
     }
+    assert parse_agent_line("--step --session a") == {"attach": [], "session": "a", "step": True}
     loaded(shell, agent_dir)
     assert "usage: %cireil prompt [--session NAME]" in usage_error(shell, "%cireil prompt --bogus 1")
     assert "--model needs a value; usage: %cireil prompt" in usage_error(shell, "%cireil prompt --model")

@@ -247,6 +247,11 @@ def _agent_cell(p: argparse.ArgumentParser, surface: str) -> None:
     p.add_argument("--session", metavar="NAME", help="switch to (or start) this session first")
     p.add_argument("--attach", metavar="PATH", action="append", default=[], help="a file to send along (repeatable)")
     _model_options(p)
+    p.add_argument(
+        "--step",
+        action="store_true",
+        help="pause before each tool call with Approve / Edit arguments / Skip / Mock result buttons",
+    )
 
 
 BOTH = (MAGIC, CLI)
@@ -299,6 +304,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("fork", "continue a recorded turn from STEP in a new session; the turn renders live", _fork),
     Command("export test", "a recorded turn as a pytest file: same tool calls, same results", _export_test),
     Command("export notebook", "a session's recorded turns as a notebook that replays them offline", _export_notebook),
+    Command("stop", "end the live %%cireil_agent --step turn at its last complete step (as its Stop button does)"),
     Command(
         "steps", "a recorded turn's model calls, each with its exact request and a diff against the one before", _turn
     ),

@@ -1,11 +1,14 @@
 """Talking to the agent from cells: `%%cireil_agent`, and `%cireil prompt | session | sessions`.
 
-    %%cireil_agent [--session NAME] [--attach PATH ...] [--model M] [--provider P]
+    %%cireil_agent [--session NAME] [--attach PATH ...] [--model M] [--provider P] [--step]
     message to the agent
 
-The turn renders live (turnview.py). Files given with --attach, or uploaded with `%cireil attach`
-before, are kept in cireil's side file beside sessions.db, where download-attachments finds them; pictures
-also go into the message itself, stored as the original runtime stores a Discord message's images.
+The turn renders live (turnview.py); with --step it pauses before each tool call for the person's
+decision, and the cell returns at once so that the buttons can be clicked (stepmode.py).
+
+Files given with --attach, or uploaded with `%cireil attach` before, are kept in cireil's side file beside
+sessions.db, where download-attachments finds them; pictures also go into the message itself, stored as the
+original runtime stores a Discord message's images.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import base64
 import html
 import mimetypes
 import re
+import sys
 from argparse import Namespace
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,11 +106,21 @@ def _store_attachments(agent: Agent, session_id: str, message: dict, files: list
             message["content"].append({"type": "image", "mediaType": f.media_type, "data": data})
 
 
-def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0) -> Any:
+def live_step_turn(agent: Agent) -> Any:
+    """The agent's live `--step` turn (stepmode.StepTurn), or None; imports nothing (ipywidgets loads late)."""
+    module = sys.modules.get(f"{__package__}.stepmode")
+    return module.LIVE.get(id(agent)) if module is not None else None
+
+
+def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0) -> None:
     from ..runtime import messages
     from .turnview import TurnView
 
     options = parse_agent_line(line)
+    if live_step_turn(agent) is not None:  # this turn would wait for it, and no click reaches a waiting cell
+        from .stepmode import BUSY
+
+        raise UsageError(BUSY)
     text = (cell or "").strip()
     files = _read_attachments(options["attach"]) + STAGED.get(shell_key, [])
     if not text and not files:
@@ -127,6 +141,11 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
     _store_attachments(agent, agent.session.id, message, files)
     STAGED.pop(shell_key, None)  # sent with this message; the next one starts empty
     turn_options = {k: options[k] for k in ("model", "provider") if k in options}
+    if options["step"]:
+        from .stepmode import start_step_turn
+
+        display(start_step_turn(agent, message, **turn_options))
+        return
     view = TurnView(agent)
     view.run(message, **turn_options)
 

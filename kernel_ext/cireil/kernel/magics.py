@@ -24,6 +24,16 @@ if TYPE_CHECKING:
     from ..runtime.tool import Tool
 
 
+def _stop_step_turn(agent: Agent) -> None:
+    """A live step-mode turn ends before its agent closes (it would otherwise wait on a closed agent)."""
+    from .agentmagics import live_step_turn
+
+    if live_step_turn(agent) is not None:
+        from .stepmode import stop_all
+
+        stop_all(agent)
+
+
 class CireilMagics:
     """The state of the extension in one shell: the loaded agent, its magics, the subcommands."""
 
@@ -47,6 +57,7 @@ class CireilMagics:
             "prompt": self.prompt,
             "usage": self.usage,
             "steps": self.steps,
+            "stop": self.stop,
             "replay": self.replay,
             "export test": self.export_test,
             "export notebook": self.export_notebook,
@@ -99,6 +110,7 @@ class CireilMagics:
         STAGED.pop(id(self.shell), None)
         self.tool_magics.clear()
         if self.agent is not None:
+            _stop_step_turn(self.agent)
             self.agent.close()
             self.agent = None
 
@@ -129,6 +141,7 @@ class CireilMagics:
         except ValueError as exc:  # two Python tools with one name, or one named like a built-in
             raise UsageError(f"--tools {o.tools}: {exc}") from None
         if self.agent is not None:
+            _stop_step_turn(self.agent)
             self.agent.close()
         self.agent = agent
         self.tool_magics.sync()
@@ -223,6 +236,11 @@ class CireilMagics:
 
         show_steps(self.require_agent(), o.turn)
 
+    def stop(self, o: Namespace) -> None:
+        from .stepmode import stop_step_turn
+
+        stop_step_turn(self.require_agent())
+
     def replay(self, o: Namespace) -> None:
         from .agentmagics import run_replay
 
@@ -260,7 +278,8 @@ class CireilMagics:
         show_log(self.require_agent(), o)
 
     def agent_cell(self, line: str, cell: str | None = None) -> None:
-        """%%cireil_agent [--session NAME] [--attach PATH]: the cell is a message to the agent; its turn shows live."""
+        """%%cireil_agent [--session NAME] [--attach PATH] [--step]: the cell is a message to the agent; its turn
+        shows live (--step: it pauses before each tool call for Approve / Edit arguments / Skip / Mock result)."""
         from .agentmagics import engine_help, run_agent_cell
 
         agent = self.require_agent()

@@ -43,9 +43,20 @@ def _tokens(value: int | None) -> str:
     return "–" if value is None else f"{value:,}"
 
 
+# step mode: how a call the person reviewed is marked (an approved call is not: it ran as asked)
+REVIEW_MARKS = {"edited": "edited", "skipped": "skipped", "mocked": "mocked", "refused": "refused by the hook"}
+
+
+def _review_mark(call: ToolCallRecord | None) -> str:
+    mark = REVIEW_MARKS.get(call.action or "") if call is not None else None
+    return f" ({mark})" if mark else ""
+
+
 def step_summary(step: RecordedStep) -> str:
-    """One line: tokens in/out, time to first token, latency, what the model called."""
-    calls = ", ".join(c.get("name") or "?" for c in step.tool_calls)
+    """One line: tokens in/out, time to first token, latency, what the model called (and, in step mode,
+    which calls the person edited, skipped or mocked)."""
+    ran = {c.position: c for c in step.calls}
+    calls = ", ".join((c.get("name") or "?") + _review_mark(ran.get(i)) for i, c in enumerate(step.tool_calls))
     what = f"retried: {step.reply.get('error', '')}" if step.retried else (f"called {calls}" if calls else "no call")
     return (
         f"step {step.n} · {_tokens(step.tokens_in)} in / {_tokens(step.tokens_out)} out · "
@@ -59,7 +70,7 @@ def call_line(call: ToolCallRecord, limit: int = 200) -> str:
     if len(arguments) > limit:
         arguments = arguments[: limit - 1] + "…"
     outcome = "ok" if call.success else f"failed: {' '.join(str(call.result.get('error') or '').split())[:limit]}"
-    return f"→ {call.name} {arguments}: {outcome}"
+    return f"→ {call.name} {arguments}: {outcome}{_review_mark(call)}"
 
 
 def diff_html(diff: StepDiff) -> str:
@@ -78,6 +89,23 @@ def diff_html(diff: StepDiff) -> str:
         rows.append(f'<div style="color:{WARN}">✕ tool disabled by the breaker: <code>{esc(name)}</code></div>')
     for name in diff.tools_enabled:
         rows.append(f"<div>+ tool offered again: <code>{esc(name)}</code></div>")
+    return "".join(rows)
+
+
+def calls_html(step: RecordedStep) -> str:
+    """Each tool call of a step: what ran, its result, and in step mode what the person did."""
+    rows = []
+    for call in step.calls:
+        body = ""
+        if call.action == "edited":
+            body += "<div>the model asked for</div>" + code_block(_cut(_json((call.review or {}).get("asked"))))
+            body += "<div>ran with (edited)</div>"
+        body += code_block(_cut(_json(call.arguments)))
+        body += f"<div>{'result given instead of running it' if call.action in ('skipped', 'mocked') else 'result'}"
+        body += "</div>" + code_block(_cut(_json(call.result)))
+        marked = "✓" if call.success else "✖"
+        summary = f'{marked} <span style="font-family:{MONO}">{esc(call.name)}</span>{esc(_review_mark(call))}'
+        rows.append(_details(summary, body))
     return "".join(rows)
 
 
@@ -111,6 +139,7 @@ class StepsView:
             reply = _cut(_json(step.reply))
             inner = (
                 _details(f"diff against {'step ' + str(prev.n) if prev else 'nothing (first call)'}", diff_html(diff))
+                + (_details(f"tool calls ({len(step.calls)})", calls_html(step)) if step.calls else "")
                 + _details(f"request as POSTed ({len(step.request.get('messages', []))} messages)", code_block(body))
                 + _details("reply as the model sent it", code_block(reply))
             )

@@ -287,7 +287,7 @@ class Turn:
             name = call["name"]
             self.emit({"type": "tool", "step": step, "call": call})
             started = time.perf_counter()
-            data, inspect = await self._call(call, conversation, disabled)
+            data, inspect, review = await self._call(call, conversation, disabled)
             # what the model gets and the session keeps: a huge result would be re-sent with every request
             data = cap_result(
                 data,
@@ -299,7 +299,7 @@ class Turn:
             result = ToolResult(name, call.get("input") or {}, data, time.perf_counter() - started, agent=self.agent)
             result.inspect = inspect  # for the view only (an MCP call's wire): never in the history
             self._add(msgs.tool_response(call["id"], name, data))
-            self.emit({"type": "result", "step": step, "call": call, "result": result})
+            self.emit({"type": "result", "step": step, "call": call, "result": result, "review": review})
             declared = self._declared(name)  # the tool says whether it ends the turn and may be disabled
             if declared is not None and declared.ends_turn_with(data):
                 # an unconditional end (no-response) wins over a message that ended it (reference §8.3)
@@ -325,14 +325,20 @@ class Turn:
         tool = self.tools.get(name) or self.agent.current_tools().get(name)
         return tool or (builtin(name) if name in BUILTIN_NAMES else None)
 
-    async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
-        """The result data, and what the tool left for the person's view (ToolResult.inspect)."""
+    async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict, dict | None]:
+        """The result data, what the tool left for the person's view (ToolResult.inspect), and, in step
+        mode, what the person did with the call (engine/toolhook.py)."""
+        review = None
         if self.on_tool_call is not None:
             from .toolhook import decide
 
-            decided = await decide(self.on_tool_call, call, self.outcome.steps)
+            decided, review = await decide(self.on_tool_call, call, self.outcome.steps)
             if decided is not None:
-                return decided, {}
+                return decided, {}, review
+        data, inspect = await self._run_tool(call, conversation, disabled)
+        return data, inspect, review
+
+    async def _run_tool(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
         name = call["name"]
         tool = self.tools.get(name)
         if tool is None and not self.session.allows(name) and name in self.agent.current_tools():

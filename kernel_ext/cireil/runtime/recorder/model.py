@@ -21,10 +21,24 @@ class ToolCallRecord:
     arguments: dict
     result: dict
     duration: float  # seconds
+    # step mode: what the person did ({"action": "approved" | "edited" | "skipped" | "mocked" | "refused"},
+    # an edit also "asked": the arguments the model sent; `arguments` are what ran); None outside step mode
+    review: dict | None = None
 
     @property
     def success(self) -> bool:
         return self.result.get("success") is not False
+
+    def to_dict(self) -> dict:
+        out = {"id": self.id, "name": self.name, "arguments": self.arguments, "result": self.result}
+        if self.review is not None:  # only a step-mode call carries one
+            out["review"] = self.review
+        return out
+
+    @property
+    def action(self) -> str | None:
+        """approved | edited | skipped | mocked | refused, or None when no one reviewed the call."""
+        return (self.review or {}).get("action")
 
 
 @dataclass
@@ -145,9 +159,7 @@ class RecordedTurn:
                 {
                     "n": s.n,
                     "reply": s.reply,
-                    "calls": [
-                        {"id": c.id, "name": c.name, "arguments": c.arguments, "result": c.result} for c in s.calls
-                    ],
+                    "calls": [c.to_dict() for c in s.calls],
                 }
                 for s in self.steps
             ],
@@ -165,7 +177,9 @@ class RecordedTurn:
                 None,
                 None,
                 [
-                    ToolCallRecord(s["n"], i, c.get("id"), c["name"], c.get("arguments") or {}, c["result"], 0.0)
+                    ToolCallRecord(
+                        s["n"], i, c.get("id"), c["name"], c.get("arguments") or {}, c["result"], 0.0, c.get("review")
+                    )
                     for i, c in enumerate(s.get("calls") or ())
                 ],
                 _request={},

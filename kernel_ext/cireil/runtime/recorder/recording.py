@@ -193,7 +193,7 @@ class TurnTap:
             step["reply"] = {"error": event.get("reason", ""), "content": "".join(step["text"]) or None}
         elif kind == "result" and self.step is not None:
             call, result = event["call"], event["result"]
-            self.step["calls"].append((call, result.data, result.duration_s))
+            self.step["calls"].append((call, result.data, result.duration_s, event.get("review")))
         elif kind == "end":
             self._flush()
             if self.turn_id is not None:
@@ -218,11 +218,12 @@ class TurnTap:
                 request[key] = self.hashes.refs(body[key], new, keep)
         self.hashes.by_id = keep
         calls = []
-        for position, (call, data, duration) in enumerate(step["calls"]):
+        for position, (call, data, duration, review) in enumerate(step["calls"]):
             arguments = call.get("input") or {}
             if "rawArguments" in call:
                 arguments = {"rawArguments": call["rawArguments"]}
-            calls.append((position, call.get("id"), call["name"], _dumps(arguments), _dumps(data), duration))
+            reviewed = _dumps(review) if review is not None else None  # step mode: what the person did
+            calls.append((position, call.get("id"), call["name"], _dumps(arguments), _dumps(data), duration, reviewed))
         self.store.write_step(
             self.turn_id, step["n"], request, step["reply"], new, step["estimate"], step["ttft"], step["latency"], calls
         )
