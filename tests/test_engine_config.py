@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.engine.config import (
+from cireil.runtime.config.engine_config import (
     ENGINE_FILE,
     KeySource,
     MissingApiKey,
@@ -14,6 +13,7 @@ from cireil.runtime.engine.config import (
     load_engine_config,
     parse_engine_config,
 )
+from cireil.runtime.config.tomlsource import TomlSource
 from cireil.runtime.errors import ConfigError
 from conftest import make_agent
 

@@ -276,7 +276,7 @@ def _check_extra(tools: Iterable[Tool]) -> dict[str, Tool]:
 
 def _engine_issues(layout: AgentLayout) -> list[ConfigIssue]:
     """engine.toml only matters for agent turns: checked by dry-run and at each turn, not at load."""
-    from .engine.config import ENGINE_FILE, parse_engine_config
+    from .config.engine_config import ENGINE_FILE, parse_engine_config
 
     issues: list[ConfigIssue] = []
     source = _read(layout, ENGINE_FILE, issues)

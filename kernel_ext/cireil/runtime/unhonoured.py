@@ -127,7 +127,7 @@ def _engine(directory: Path) -> list[ConfigIssue]:
         kind = table.get("kind", "openai")
         if kind not in ("anthropic", "openai-codex"):
             continue
-        from .engine.config import SPOKEN_KINDS  # only for an agent that names such a kind: not at every load
+        from .config.engine_config import SPOKEN_KINDS  # only for an agent that names such a kind: not at every load
 
         if kind not in SPOKEN_KINDS:
             extra = f"; {_CODEX_HOW}" if kind == "openai-codex" else ""

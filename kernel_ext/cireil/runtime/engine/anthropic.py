@@ -25,10 +25,10 @@ from typing import Any
 
 import httpx
 
+from ..config.engine_config import ModelConfig
 from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..mcp.sse import SseParser
 from ..messages import assistant_message
-from .config import ModelConfig
 from .provider import (
     ContentFiltered,
     ModelReply,

@@ -21,11 +21,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..config.engine_config import MissingApiKey, ModelConfig, ProviderConfig
 from ..errors import CireilError
 from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..mcp.sse import SseParser
 from ..messages import assistant_message
-from .config import MissingApiKey, ModelConfig, ProviderConfig
 from .keypool import AllKeysRateLimited, KeyPools
 from .tooldefs import encode_body, tool_definition
 

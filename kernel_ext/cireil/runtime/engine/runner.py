@@ -18,9 +18,9 @@ from .turn import EventSink, Turn, TurnOutcome
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..config.engine_config import EngineConfig, ModelConfig, ProviderConfig
     from ..session import Session
     from ..tool import Tool
-    from .config import EngineConfig, ModelConfig, ProviderConfig
     from .provider import ModelRequest, OpenAIProvider
 
 
@@ -71,7 +71,7 @@ class Engine:
 
     # -- configuration ------------------------------------------------------------------------------
     def config(self) -> EngineConfig:
-        from .config import load_engine_config
+        from ..config.engine_config import load_engine_config
 
         return load_engine_config(self.agent.directory)
 
@@ -81,8 +81,8 @@ class Engine:
         """Provider, model and model table as the original chooses them (upstream-formats.md §2.9).
 
         A provider of a kind cireil does not speak yet fails here, before anything is sent or committed."""
+        from ..config.engine_config import ENGINE_FILE
         from ..errors import ConfigError, ConfigIssue
-        from .config import ENGINE_FILE
 
         choice = self.config().choose(provider, model, selected_provider=session.provider, selected_model=session.model)
         problem = choice.provider.unsupported()

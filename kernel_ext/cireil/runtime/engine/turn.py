@@ -26,9 +26,9 @@ from ..tool import execute
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..config.engine_config import ModelConfig, ProviderConfig
     from ..session import Session
     from ..tool import Tool
-    from .config import ModelConfig, ProviderConfig
     from .provider import OpenAIProvider
 
 EventSink = Callable[[dict], None]

@@ -225,7 +225,7 @@ def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> Repla
 
 async def _run(agent: Agent, session: Any, turn: RecordedTurn, base_url: str, on_event: Any) -> TurnOutcome:
     """The turn of Engine.run_turn, with a client for the scripted server in place of the provider's."""
-    from ..engine.config import KeySource
+    from ..config.engine_config import KeySource
     from ..engine.provider import OpenAIProvider
     from ..engine.turn import Turn
     from ..errors import ConfigError

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
 from ..errors import CireilError, ConfigError, ConfigIssue
+from .tomlsource import TomlSource, TomlSyntaxError, read_toml
 
 ENGINE_FILE = "config/engine.toml"
 DEFAULT_API_KEY = "not-needed"
