@@ -263,5 +263,5 @@ def test_call_on_broken_config_exits_2_with_every_error(agent_dir: Path, capsys:
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         "config/tools.toml:2: unknown tool 'wrte' (did you mean 'write'?)",
-        "config/tools.toml:3: 'exec.timeout' must be at least 1000 milliseconds, not 5",
+        "config/tools.toml:3: 'exec.timeout' must be a whole number of milliseconds >= 1000, not 5",
     ]
