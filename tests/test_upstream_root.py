@@ -172,6 +172,6 @@ def test_cli_dry_run_on_the_root_checks_every_agent_and_says_root_problems_once(
     proc = subprocess.run([CIREIL, "dry-run", str(root)], capture_output=True, text=True)
     assert proc.returncode == 2
     err = proc.stderr.splitlines()
-    assert "agents/second/config/engine.toml:1: x.apiBase is required" in err
+    assert "agents/second/config/engine.toml:1: 'x.apiBase' is required" in err
     assert any(e.startswith("agents/second/config/channels/discord.toml: warning: missing") for e in err)
     assert "agents/second: invalid agent (3 errors)" in proc.stdout.splitlines()

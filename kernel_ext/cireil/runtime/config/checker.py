@@ -82,7 +82,7 @@ def unknown_key(key: str, known: Sequence[str], where: tuple = (), *, hint: str 
 def expectation(spec: params.Field) -> str:
     """What a field accepts, in words: "a whole number of milliseconds >= 1000", "one of 'a', 'b'"."""
     if isinstance(spec, params.AnyOf):
-        return " or ".join(expectation(o) for o in spec.options)
+        return spec.description or " or ".join(expectation(o) for o in spec.options)
     if isinstance(spec, params.Number):
         base = spec.description or ("a whole number" if spec.integer else "a number")
         low, high = spec.minimum, spec.maximum
