@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import frontmatter, registry, safefs
 from .calllog import CallHistory, SavedCall
+from .config.checker import suggestion
 from .config.mcp_config import MCP_FILE, McpServer, exposure_warning, parse_mcp_config
 from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_config
 from .config.tomlsource import TomlSyntaxError, read_config_bytes, read_toml
@@ -474,10 +475,7 @@ class Agent(McpInspection):
         if tool is not None:
             return tool
         enabled = list(snapshot.tools)
-        import difflib  # only for an unknown tool name: not imported at load
-
-        close = difflib.get_close_matches(name, enabled, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        hint = suggestion(name, enabled)
         mcp_tools = snapshot.mcp.tools if snapshot.mcp else {}
         known = name in registry.BUILTIN_NAMES or name in self.extra_tools or name in mcp_tools
         state = "not enabled in config/tools.toml" if known else "unknown"
@@ -572,10 +570,7 @@ class Agent(McpInspection):
         known = self.known_tool_names()
         for name in names:
             if name not in known:
-                import difflib  # only for a mistyped name: not imported at load
-
-                close = difflib.get_close_matches(name, known, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                hint = suggestion(name, known)
                 raise ValueError(f"cannot grant '{name}': agent '{self.slug}' has no such tool{hint}")
         target.grant = frozenset(names)
         return target

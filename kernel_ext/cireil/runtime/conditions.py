@@ -29,6 +29,7 @@ from .errors import ConfigIssue, ToolError
 from .layout import CONDITIONS_FILE
 
 if TYPE_CHECKING:
+    from .config.checker import Checker
     from .config.tomlsource import TomlSource
     from .session import Session
 
@@ -274,16 +275,19 @@ def parse_conditions(source: TomlSource | None) -> tuple[Conditions, list[Config
     result = Conditions()
     if source is None:
         return result, []
-    issues: list[ConfigIssue] = []
+    from .config.checker import Checker
+
+    check = Checker(source)
+    issues = check.issues
+    unknown = check.unknown(source.data, TABLES)
     for table, rules in source.data.items():
-        if table not in TABLES:
-            issues.append(source.issue((table,), f"unknown table '{table}' (expected: {', '.join(TABLES)})"))
+        if table in unknown:
             continue
         if not isinstance(rules, dict):
             issues.append(source.issue((table,), f"'{table}' must be a table of rules"))
             continue
         for key, body in rules.items():
-            rule = _parse_rule(source, table, key, body, issues)
+            rule = _parse_rule(check, table, key, body)
             if rule is None:
                 continue
             if table == "blocks":
@@ -301,15 +305,14 @@ def parse_conditions(source: TomlSource | None) -> tuple[Conditions, list[Config
     return result, issues
 
 
-def _parse_rule(source: TomlSource, table: str, key: str, body: Any, issues: list[ConfigIssue]) -> Rule | None:
+def _parse_rule(check: Checker, table: str, key: str, body: Any) -> Rule | None:
+    source, issues = check.source, check.issues
     where = (table, key)
     if not isinstance(body, dict):
         issues.append(source.issue(where, "a rule must be a table with 'action' and 'when'"))
         return None
     before = len(issues)
-    for extra in body:
-        if extra not in _RULE_KEYS:
-            issues.append(source.issue((*where, extra), f"unknown key '{extra}' (expected: {', '.join(_RULE_KEYS)})"))
+    check.unknown(body, _RULE_KEYS, where)
     actions = ("load",) if table == "blocks" else ("allow", "deny")
     action = body.get("action")
     if action not in actions:

@@ -34,12 +34,12 @@ Every problem is reported at once, as FILE:LINE: message.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.checker import suggestion as _hint
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..errors import ConfigError, ConfigIssue
 from ..session import platform_of
@@ -103,11 +103,6 @@ class Scenario:
     @property
     def deterministic(self) -> bool:
         return bool(self.replies)
-
-
-def _hint(key: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(key, known, n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class _Reader:

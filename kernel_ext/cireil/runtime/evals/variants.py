@@ -17,12 +17,12 @@ variants.toml has one table per variant:
 
 from __future__ import annotations
 
-import difflib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.checker import suggestion as _hint
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..errors import ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES
@@ -57,11 +57,6 @@ class Variant:
 
 
 BASE = Variant("base", "the agent as it is")
-
-
-def _hint(key: str, known: Any) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def parse_variants(source: TomlSource, base: Path) -> tuple[list[Variant], list[ConfigIssue]]:
