@@ -22,19 +22,18 @@ and the line that asked for it.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from .. import params
 from ..errors import CireilError, ConfigError, ConfigIssue
 from .checker import Checker, header_name_ok, label, toml_repr
 from .tomlsource import TomlSource, TomlSyntaxError, read_toml
+from .urlcheck import url_message
 
 ENGINE_FILE = "config/engine.toml"
 DEFAULT_API_KEY = "not-needed"
@@ -344,7 +343,7 @@ def _parse_provider(check: Checker, name: str, entry: Any) -> ProviderConfig | N
     line = source.first_line_within(*where, "kind") if "kind" in entry else source.first_line_within(*where)
     api_base = table.get("apiBase", _NAME) or ""
     if api_base:
-        problem = url_problem(api_base)
+        problem = url_message(api_base, whole=True)
         if problem:
             table.fail("apiBase", problem)
     api_keys = _api_keys(table)
@@ -396,33 +395,6 @@ def _parse_provider(check: Checker, name: str, entry: Any) -> ProviderConfig | N
         use_files_api=files_api,
         line=line,
     )
-
-
-def url_problem(url: str) -> str | None:
-    """Why `url` cannot be used as an API base (None when it can): the original accepts anything WHATWG
-    parses, but a request cireil cannot make must fail at load, not at the first turn."""
-    if _CONTROL.search(url) or " " in url:
-        return f"must be one line without spaces or control characters, not {url!r}"
-    try:
-        parts = urlsplit(url)
-        port = parts.port  # raises for a port beyond 65535 or one that is not a number
-    except ValueError as exc:
-        return f"is not a usable URL ({exc}): {url!r}"
-    if parts.scheme not in ("http", "https"):
-        return f"must be an http:// or https:// URL, not {url!r}"
-    host = parts.hostname or ""
-    if not host:
-        return f"must name a host, as in https://api.example.com/v1, not {url!r}"
-    if ":" in host:
-        try:
-            ipaddress.IPv6Address(host.split("%", 1)[0])
-        except ValueError:
-            return f"has a bad IPv6 address [{host}]: {url!r}"
-    if port == 0:
-        return f"has port 0, which no server listens on: {url!r}"
-    if parts.query or parts.fragment:
-        return f"must not have a ?query or #fragment (the request path is appended to it): {url!r}"
-    return None
 
 
 def _api_keys(table: _Table) -> list[KeySource]:

@@ -14,7 +14,7 @@ from .. import params
 from ..errors import ConfigIssue
 from .checker import Checker, header_name_ok, label, toml_repr
 from .tomlsource import TomlSource
-from .urlcheck import url_problem
+from .urlcheck import url_message
 
 MCP_FILE = "config/mcp.toml"
 DEFAULT_TIMEOUT_MS = 60000
@@ -50,19 +50,12 @@ def transport_owned(header: str) -> bool:
     return lower in TRANSPORT_HEADERS or lower.startswith("mcp-")
 
 
-def _url_check(url: str) -> str | None:
-    problem = url_problem(url)
-    if problem is None:
-        return None
-    return f"{problem}, not {toml_repr(url)}" if problem.startswith("must") else f"{problem}: {toml_repr(url)}"
-
-
 def _header_value(value: str) -> str | None:
     return "must be a one-line string" if "\n" in value or "\r" in value else None
 
 
 _SERVER = {
-    "url": params.String(min_length=1, description="an http:// or https:// URL", check=_url_check),
+    "url": params.String(min_length=1, description="an http:// or https:// URL", check=url_message),
     "timeout": params.Integer(minimum=1, default=DEFAULT_TIMEOUT_MS, description="a whole number of milliseconds"),
     "headers": params.RawObject(default={}),  # its keys are header names, checked below
 }
