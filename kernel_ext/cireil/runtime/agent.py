@@ -251,7 +251,7 @@ class Agent(McpInspection):
         if self.store is None:
             return None
         events = self.engine._background_event if self._engine is not None else (lambda event: None)
-        return Conversation(store=self.store, events=events, agent=self)
+        return Conversation(store=self.store, events=events, host=self)
 
     def tool_context(self, session: Session, conversation: Conversation | None) -> ToolContext:
         """What one call of a tool gets, with the configuration as of now (a turn calls it per tool call)."""
@@ -536,6 +536,12 @@ class Agent(McpInspection):
 
     def queue_turn(self, session_id: str, prompt: str, *, source: str | None = None) -> None:
         self.engine.queue_turn(session_id, prompt, source=source)
+
+    def schedule(self, job: dict) -> None:
+        self.engine.scheduler.add(job)
+
+    def observe_turn(self, session_id: str, on_event: EventSink) -> EventSink:
+        return self.recording.observe(session_id, on_event)
 
     def _turn(self, message: str | dict, session: str | None, on_event: EventSink | None, **options: Any) -> Any:
         from . import messages

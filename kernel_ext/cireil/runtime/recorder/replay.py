@@ -250,7 +250,7 @@ async def _run(agent: Agent, session: Any, turn: RecordedTurn, base_url: str, on
             user["content"] = copy.deepcopy(turn.user.get("content") or [])
         try:
             return await Turn(
-                agent,
+                engine,
                 session,
                 on_event=on_event,
                 provider=chosen,
