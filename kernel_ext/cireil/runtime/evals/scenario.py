@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.checker import suggestion as _hint
+from ..config.checker import unknown_key
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..errors import ConfigError, ConfigIssue
 from ..session import platform_of
@@ -123,8 +124,7 @@ class _Reader:
             return {}
         for key in data:
             if key not in known:
-                where = ".".join(map(str, (*path, key)))
-                self.fail((*path, key), f"unknown key '{where}'{_hint(key, known)}")
+                self.fail((*path, key), unknown_key(key, known, path))
         return data
 
     def string(self, data: dict, path: tuple, key: str, *, choices: tuple[str, ...] = ()) -> str | None:

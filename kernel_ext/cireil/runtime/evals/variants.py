@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.checker import suggestion as _hint
+from ..config.checker import unknown_key
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..errors import ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES
@@ -84,7 +85,7 @@ def parse_variants(source: TomlSource, base: Path) -> tuple[list[Variant], list[
         for key, value in table.items():
             where = (name, key)
             if key not in VARIANT_KEYS:
-                fail(where, f"unknown key '{name}.{key}'{_hint(key, VARIANT_KEYS)}")
+                fail(where, unknown_key(key, VARIANT_KEYS, (name,)))
             elif key in ("description", "provider", "model"):
                 if not isinstance(value, str) or not value:
                     fail(where, f"'{key}' must be a non-empty string")
