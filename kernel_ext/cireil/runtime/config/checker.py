@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .. import params
@@ -134,8 +135,8 @@ class Checker:
         if not problems:
             return True, clean
         shown = label(*path)
-        if spec.check is not None and not spec._validate(value, path)[1]:  # types held, the field's own check did not
-            self.fail(path, f"'{shown}' {problems[0].message}")
+        if spec.check is not None and not replace(spec, check=None).validate(value, path)[1]:
+            self.fail(path, f"'{shown}' {problems[0].message}")  # the type held; the field's own check did not
         else:
             self.fail(path, f"'{shown}' must be {expectation(spec)}, not {toml_repr(value)}")
         return False, None
