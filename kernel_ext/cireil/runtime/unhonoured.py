@@ -16,7 +16,6 @@ from . import params
 from .config.checker import Checker, label
 from .config.tomlsource import TomlSource, TomlSyntaxError, read_toml
 from .errors import ConfigIssue
-from .upstream import DISCORD_KEYS
 
 CRON_FILE = "config/cron.toml"
 HEARTBEAT_FILE = "config/heartbeat.toml"
@@ -37,6 +36,7 @@ _JOB_KEYS = (
     "webhookUrl",
 )
 _SECONDS = params.Integer(minimum=60, description="a whole number of seconds")
+DISCORD_KEYS = ("token", "ownerId", "timeout", "access", "directMessages", "trustedUsers")  # upstream.py too
 _HEARTBEAT_KEYS = ("enabled", "interval", "target", "model", "provider", "activeHours", "visibility")
 
 

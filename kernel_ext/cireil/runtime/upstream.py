@@ -32,7 +32,6 @@ MIGRATION_IDS = (
 )
 # Tools cireil has and the original does not: it refuses a tools.toml naming them, even as false.
 CIREIL_ONLY_TOOLS = ("invoke",)
-DISCORD_KEYS = ("token", "ownerId", "timeout", "access", "directMessages", "trustedUsers")
 
 
 def migrations_text() -> str:
@@ -158,6 +157,7 @@ def _discord_warnings(agent: Path) -> list[ConfigIssue]:
     from . import params
     from .config.checker import Checker, toml_repr
     from .config.tomlsource import TomlSyntaxError, read_toml
+    from .unhonoured import DISCORD_KEYS
 
     try:
         source = read_toml(agent, DISCORD_FILE)
