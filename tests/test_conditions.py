@@ -518,7 +518,10 @@ def test_a_cron_file_the_original_refuses_is_named(tmp_path):
         '[[jobs]]\nid = "x"\nprompt = "p"\nschedule = { every = 5 }\ncolour = "red"\n'
     )
     shown = [str(w) for w in cireil.dry_run(agent_dir).warnings]
-    assert "config/cron.toml:4: warning: the original CireilClaw refuses this file: 'every' must be" in "\n".join(shown)
+    assert (
+        "config/cron.toml:4: warning: the original CireilClaw refuses this file: 'jobs[0].schedule.every' must be"
+        in "\n".join(shown)
+    )
     assert any(
         s.startswith("config/cron.toml:5: warning: the original CireilClaw refuses this file: unknown key")
         for s in shown

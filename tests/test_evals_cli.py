@@ -123,7 +123,7 @@ def test_bad_files_exit_2_with_every_problem_by_line(tmp_path, setup):
         "eval", agent, bad, evals / "notes.toml", "--variants", evals / "variants.toml", "--variant", "basline"
     )
     assert out.returncode == 2
-    assert f"{bad}:3: unknown key 'answer.contians' (did you mean 'contains'?)" in out.stderr
+    assert f"{bad}:3: unknown key 'contians' in [answer] (did you mean 'contains'?)" in out.stderr
     assert "no variant 'basline' (did you mean 'baseline'?)" in out.stderr
     assert out.stdout == ""
     usage = cireil("eval", agent, evals, "--min-pass", "2")

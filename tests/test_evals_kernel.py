@@ -80,7 +80,7 @@ def test_names_and_failures_are_escaped_and_usage_errors_are_one_line(tmp_path, 
     broken = write(tmp_path / "broken.toml", 'message = "x"\n[answer]\ncontians = "y"\n')
     err = kernel.run(f"%cireil eval {broken} --agent {agent}", ok=False)
     assert err.stderr.startswith("UsageError: ")
-    assert f"{broken}:3: unknown key 'answer.contians' (did you mean 'contains'?)" in err.stderr
+    assert f"{broken}:3: unknown key 'contians' in [answer] (did you mean 'contains'?)" in err.stderr
 
 
 def test_interrupting_the_cell_keeps_the_finished_runs(tmp_path, kernel):

@@ -187,7 +187,7 @@ def test_a_bad_variant_is_reported_before_anything_runs(tmp_path, agent_dir, llm
     )
     with pytest.raises(ConfigError) as err:
         read_variants(path)
-    assert f"{path}:8: unknown key 'd.modle' (did you mean 'model'?)" in str(err.value)
+    assert f"{path}:8: unknown key 'modle' in [d] (did you mean 'model'?)" in str(err.value)
     variants = read_variants(
         write(
             tmp_path / "v.toml",

@@ -120,7 +120,7 @@ def test_every_problem_is_reported_at_once_with_its_line(tmp_path):
         f"{f}:17: 'contains' must be a string or a list of non-empty strings",
         f"{f}:18: 'check' must be a dotted name module.function, not 'nodots'",
         f"{f}:20: 'steps' must be a whole number above 0, not 0",
-        f"{f}:21: unknown key 'limits.secnds' (did you mean 'seconds'?)",
+        f"{f}:21: unknown key 'secnds' in [limits] (did you mean 'seconds'?)",
     ]
 
 

@@ -518,7 +518,7 @@ def test_load_ext_stays_light(tmp_path):
         "sh.run_line_magic('load_ext', 'cireil')\n"
         "sh.run_line_magic('cireil', 'load --demo')\n"
         "print(json.dumps([m for m in ('ipywidgets', 'httpx', 'PIL', 'pillow_heif', 'cireil.runtime.conditions',"
-        " 'cireil.runtime.engine.config', 'cireil.runtime.upstream') if m in sys.modules]))\n"
+        " 'cireil.runtime.config.engine_config', 'cireil.runtime.upstream') if m in sys.modules]))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True, timeout=120

@@ -208,7 +208,7 @@ def test_bad_settings_turn_recording_off_and_name_the_file(tmp_path, llm):
     agent = load(tmp_path, llm, "[recording]\nmax_turns = -3\n")
     try:
         (notice,) = _notices(agent, "one")
-        assert "config/cireil.toml: recording.max_turns must be a whole number >= 0" in notice
+        assert "config/cireil.toml:2: 'recording.max_turns' must be a whole number >= 0, not -3" in notice
     finally:
         agent.close()
 

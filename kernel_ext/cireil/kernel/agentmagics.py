@@ -152,7 +152,7 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
 
 def engine_help(agent: Agent, exc: Exception) -> str:
     """For a turn that could not reach a model: where engine.toml is, and the exact next step."""
-    from ..runtime.engine.config import ENGINE_FILE, MissingApiKey
+    from ..runtime.config.engine_config import ENGINE_FILE, MissingApiKey
 
     if not isinstance(exc, MissingApiKey) and ENGINE_FILE not in str(exc):
         return ""

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.engine_config import ModelConfig
 from ..messages import assistant_message
-from .config import ModelConfig
 from .httpcall import HttpProvider, ReplyReader
 from .provider import _dumps, parse_arguments, wants_auto_tool_choice
 from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError

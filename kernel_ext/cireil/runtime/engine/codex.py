@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.engine_config import ModelConfig, ProviderConfig
 from ..messages import assistant_message
 from . import codex_auth
-from .config import ModelConfig, ProviderConfig
 from .httpcall import HttpError, HttpProvider, ReplyReader
 from .provider import _dumps, parse_arguments
 from .replytypes import ModelReply, ModelRequest, NoToolCalls, ProviderError

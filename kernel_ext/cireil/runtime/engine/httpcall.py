@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..config.engine_config import DEFAULT_API_KEY, MissingApiKey, ModelConfig, ProviderConfig
 from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..mcp.sse import SseParser
-from .config import DEFAULT_API_KEY, MissingApiKey, ModelConfig, ProviderConfig
 from .keypool import AllKeysRateLimited, KeyPools
 from .replytypes import ModelReply, ModelRequest, ProviderError
 

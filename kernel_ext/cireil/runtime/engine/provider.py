@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.engine_config import ModelConfig, ProviderConfig
 from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..messages import assistant_message
-from .config import ModelConfig, ProviderConfig
 from .httpcall import HttpProvider, ReplyReader
 from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError
 from .tooldefs import tool_definition

@@ -18,10 +18,10 @@ from ..loop import RUNTIME
 from .turn import EventSink, Turn, TurnOutcome
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..config.engine_config import EngineConfig, ModelConfig, ProviderConfig
+    from ..host import TurnHost
     from ..session import Session
     from ..tool import Tool
-    from .config import EngineConfig, ModelConfig, ProviderConfig
     from .httpcall import HttpProvider
     from .provider import ModelRequest
 
@@ -89,8 +89,8 @@ def client_class(kind: str) -> type[HttpProvider]:
 
 
 class Engine:
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+    def __init__(self, host: TurnHost) -> None:
+        self.host = host  # the agent, seen only through what a turn needs of it
         self._lock: asyncio.Lock | None = None  # created on the runtime loop, where turns run
         self._clients: dict[tuple, HttpProvider] = {}
         self._token_cache: dict = {}
@@ -112,9 +112,9 @@ class Engine:
 
     # -- configuration ------------------------------------------------------------------------------
     def config(self) -> EngineConfig:
-        from .config import load_engine_config
+        from ..config.engine_config import load_engine_config
 
-        return load_engine_config(self.agent.directory)
+        return load_engine_config(self.host.directory)
 
     def resolve(
         self, session: Session, provider: str | None = None, model: str | None = None
@@ -122,8 +122,8 @@ class Engine:
         """Provider, model and model table as the original chooses them (upstream-formats.md §2.9).
 
         A provider of a kind cireil does not speak yet fails here, before anything is sent or committed."""
+        from ..config.engine_config import ENGINE_FILE
         from ..errors import ConfigError, ConfigIssue
-        from .config import ENGINE_FILE
 
         choice = self.config().choose(provider, model, selected_provider=session.provider, selected_model=session.model)
         problem = choice.provider.unsupported()
@@ -132,11 +132,11 @@ class Engine:
         return choice.provider, choice.model, choice.model_cfg, choice.notices
 
     def _check_login(self, provider: ProviderConfig) -> None:
+        from ..config.engine_config import ENGINE_FILE
         from ..errors import ConfigError, ConfigIssue
         from .codex_auth import login_problem
-        from .config import ENGINE_FILE
 
-        problem = login_problem(self.agent.directory, provider.auth_id)
+        problem = login_problem(self.host.directory, provider.auth_id)
         if problem is not None:
             name, line, message = problem
             where = f"{ENGINE_FILE}:{provider.line}" if provider.line else ENGINE_FILE
@@ -156,7 +156,7 @@ class Engine:
             found = None
         if found is None:
             make = client_class(provider.kind)
-            found = make(provider, model, model_cfg=model_cfg, pools=self._pools, agent_dir=self.agent.directory)
+            found = make(provider, model, model_cfg=model_cfg, pools=self._pools, agent_dir=self.host.directory)
             self._clients[key] = found
         return found
 
@@ -176,13 +176,13 @@ class Engine:
         from .assemble import assemble
         from .provider import ModelRequest
 
-        agent = self.agent
+        host = self.host
         assembled = assemble(
-            layout=agent.layout,
+            layout=host.layout,
             session=session,
-            paths=agent.sandbox_paths(session),
-            conditions=agent.conditions,
-            rule_context=agent.rule_context(session),
+            paths=host.sandbox_paths(session),
+            conditions=host.conditions,
+            rule_context=host.rule_context(session),
             model_cfg=model_cfg,
             max_turns=provider.max_turns,
             token_cache=self._token_cache,
@@ -203,7 +203,7 @@ class Engine:
             model=model,
         )
         return PreparedRequest(
-            request, assembled, provider, model_cfg, assembled.estimate, list(assembled.notes), agent.directory
+            request, assembled, provider, model_cfg, assembled.estimate, list(assembled.notes), host.directory
         )
 
     def preview(self, session: Session, provider: str | None = None, model: str | None = None) -> PreparedRequest:
@@ -212,9 +212,9 @@ class Engine:
         listing = self.models.cached(chosen) if model_cfg.context_window is None else None
         if listing is not None and listing.window_of(model_name):  # a preview never waits for the network
             model_cfg = replace(model_cfg, context_window=listing.window_of(model_name))
-        self.agent.refresh_quietly()
+        self.host.refresh_quietly()
         return self.build_request(
-            session, chosen, model_name, model_cfg, self.agent.offered_tools(session), close_missing=False
+            session, chosen, model_name, model_cfg, self.host.offered_tools(session), close_missing=False
         )
 
     # -- turns --------------------------------------------------------------------------------------
@@ -232,13 +232,13 @@ class Engine:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            store = self.agent.store
+            store = self.host.store
             reason = store.read_only_reason(session) if store is not None else None
             if reason is not None:  # refused before the model is called or anything is stored (§6.3)
                 from ..sessions.store import SessionReadOnly
 
                 raise SessionReadOnly(reason)
-            notices = self.agent.refresh()  # tools.toml re-read now; this turn keeps the set it gets
+            notices = self.host.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
             if chosen.kind == "openai-codex":  # a missing login fails here, before the message is committed
                 self._check_login(chosen)
@@ -249,16 +249,16 @@ class Engine:
                 window = listing.window_of(model_name) if listing is not None else None
                 if window:
                     model_cfg = replace(model_cfg, context_window=window)
-            on_event = self.agent.recording.observe(session.id, on_event)  # the turn recorder's tap
+            on_event = self.host.observe_turn(session.id, on_event)  # the turn recorder's tap
             turn = Turn(
-                self.agent,
+                self,
                 session,
                 on_event=on_event,
                 provider=chosen,
                 model=model_name,
                 model_cfg=model_cfg,
                 client=self.client(chosen, model_name, model_cfg),
-                tools=self.agent.offered_tools(session),  # the session's grant filters what is offered
+                tools=self.host.offered_tools(session),  # the session's grant filters what is offered
                 notices=notices + more,
                 persist=persist,
             )
@@ -268,7 +268,7 @@ class Engine:
             try:
                 return await turn.run(user)
             except SessionConflict:  # another process wrote this session: continue from what it stored
-                self.agent.forget_session(session.id)
+                self.host.forget_session(session.id)
                 raise
 
     @property
@@ -299,7 +299,7 @@ class Engine:
 
     def queue_turn(self, session_id: str, prompt: str, *, source: str | None = None) -> None:
         async def invoked() -> None:
-            session = self.agent.session_for(session_id)
+            session = self.host.session_for(session_id)
             user = msgs.user_message(prompt, invokedFrom=source) if source else msgs.user_message(prompt)
             try:
                 await self.run_turn(session, user, on_event=self._background_event)
@@ -312,13 +312,13 @@ class Engine:
 
     def deliver(self, target: str, content: str, *, attachments: Sequence[str] = (), source: str | None = None) -> None:
         """Put a message from another session (or a scheduled job) into `target`'s history."""
-        session = self.agent.session_for(target)
+        session = self.host.session_for(target)
         message = msgs.assistant_message([{"type": "text", "text": content}], deliveredFrom=source)
         if attachments:
             message["sentAttachments"] = list(attachments)
         session.history.append(message)
-        if self.agent.store is not None:
-            self.agent.store.commit(session, [message])
+        if self.host.store is not None:
+            self.host.store.commit(session, [message])
         self._background_event({"type": "delivered", "sessionId": target, "fromSessionId": source, "content": content})
 
     async def aclose(self) -> None:

@@ -23,7 +23,7 @@ Progress = Callable[[EvalReport], None]
 def _prepare(agent_dir: Path, variant: Variant, target: Path, scenarios: list[Scenario]) -> list[ConfigIssue]:
     """The variant's copy of the agent, checked as a load would: problems named with the variant."""
     from ..agent import dry_run
-    from ..engine.config import load_engine_config
+    from ..config.engine_config import load_engine_config
 
     copy_agent(agent_dir, target)
     apply_files(variant, target)

@@ -37,13 +37,14 @@ Every problem is reported at once, as FILE:LINE: message.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..conditions import CHANNELS, RuleContext
+from ..config.checker import suggestion as _hint
+from ..config.checker import unknown_key
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..errors import ConfigError, ConfigIssue
 from ..session import platform_of
@@ -112,11 +113,6 @@ class Scenario:
         return bool(self.replies)
 
 
-def _hint(key: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(key, known, n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 def _rules_see(r: _Reader, session: dict) -> RuleContext | None:
     """[session.rules]: what conditions.toml rules are told about the session, checked as `%cireil session`
     checks its options (the turns run in the scenario's own session; only the rules see another channel)."""
@@ -175,8 +171,7 @@ class _Reader:
             return {}
         for key in data:
             if key not in known:
-                where = ".".join(map(str, (*path, key)))
-                self.fail((*path, key), f"unknown key '{where}'{_hint(key, known)}")
+                self.fail((*path, key), unknown_key(key, known, path))
         return data
 
     def string(self, data: dict, path: tuple, key: str, *, choices: tuple[str, ...] = ()) -> str | None:

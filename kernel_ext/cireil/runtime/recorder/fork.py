@@ -215,7 +215,7 @@ async def _run(
         client = RecordedClient(replies, replace(chosen), model_cfg, real)
         sink = agent.recording.observe(session.id, on_event or (lambda event: None))
         forked = Turn(
-            agent,
+            engine,
             session,
             on_event=sink,
             provider=chosen,

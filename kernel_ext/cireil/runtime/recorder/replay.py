@@ -228,7 +228,7 @@ def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> Repla
 
 async def _run(agent: Agent, session: Any, turn: RecordedTurn, base_url: str, on_event: Any) -> TurnOutcome:
     """The turn of Engine.run_turn, with a client for the scripted server in place of the provider's."""
-    from ..engine.config import KeySource
+    from ..config.engine_config import KeySource
     from ..engine.provider import OpenAIProvider
     from ..engine.turn import Turn
     from ..errors import ConfigError
@@ -252,7 +252,7 @@ async def _run(agent: Agent, session: Any, turn: RecordedTurn, base_url: str, on
             user = msgs.user_message("")
             user["content"] = copy.deepcopy(turn.user.get("content") or [])
         replaying = Turn(
-            agent,
+            engine,
             session,
             on_event=on_event,
             provider=chosen,

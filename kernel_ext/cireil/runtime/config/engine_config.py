@@ -22,25 +22,24 @@ and the line that asked for it.
 
 from __future__ import annotations
 
-import difflib
-import ipaddress
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
+from .. import params
 from ..errors import CireilError, ConfigError, ConfigIssue
+from .checker import Checker, header_name_ok, label, toml_repr
+from .tomlsource import TomlSource, TomlSyntaxError, read_toml
+from .urlcheck import url_message
 
 ENGINE_FILE = "config/engine.toml"
 DEFAULT_API_KEY = "not-needed"
 REASONING_LEVELS = ("xhigh", "high", "medium", "low", "minimal", "none")
 KINDS = ("openai", "anthropic", "openai-codex")
 SPOKEN_KINDS = ("openai", "anthropic", "openai-codex")
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _MIGRATE = "run `cireil migrate DIR` to rewrite it (comments kept, a backup first)"
 MISSING = (
@@ -229,203 +228,148 @@ def is_old_layout(data: dict) -> bool:
 def parse_engine_config(source: TomlSource | None) -> tuple[EngineConfig | None, list[ConfigIssue]]:
     if source is None:
         return None, [ConfigIssue(ENGINE_FILE, None, MISSING)]
-    issues: list[ConfigIssue] = []
+    check = Checker(source)
     data = source.data
     if is_old_layout(data):
-        names = ", ".join(f"[{_label(n)}]" for n in data["providers"])
-        issues.append(
-            _issue(
-                source,
-                ("providers",),
-                "this is cireil's old [providers.<name>] layout, which the original CireilClaw does not read: "
-                f"providers are top-level tables ({names}); {_MIGRATE}",
-            )
+        names = ", ".join(f"[{label(n)}]" for n in data["providers"])
+        check.fail(
+            ("providers",),
+            "this is cireil's old [providers.<name>] layout, which the original CireilClaw does not read: "
+            f"providers are top-level tables ({names}); {_MIGRATE}",
         )
-        return None, issues
+        return None, check.issues
     providers: dict[str, ProviderConfig] = {}
     for name, entry in data.items():
-        provider = _parse_provider(source, name, entry, issues)
+        provider = _parse_provider(check, name, entry)
         if provider is not None:
             providers[name] = provider
     if not data:
-        issues.append(
+        check.issues.append(
             ConfigIssue(source.rel, None, "no providers: add a provider table such as [local] (see the README)")
         )
-    default = _pick_default(source, data, issues)
-    if any(i.severity == "error" for i in issues) or default is None:
-        return None, issues
-    return EngineConfig(providers, default), issues
+    default = _pick_default(check, data)
+    if check.errors_since(0) or default is None:
+        return None, check.issues
+    return EngineConfig(providers, default), check.issues
 
 
-def _pick_default(source: TomlSource, data: dict, issues: list[ConfigIssue]) -> str | None:
+def _pick_default(check: Checker, data: dict) -> str | None:
     defaults = [n for n, e in data.items() if isinstance(e, dict) and e.get("isGlobalDefault") is True]
     if len(defaults) == 1:
         return defaults[0]
     if len(defaults) > 1:
         for name in defaults[1:]:
-            issues.append(
-                source.issue(
-                    (name, "isGlobalDefault"),
-                    f"there is more than 1 global default provider: '{defaults[0]}' already has "
-                    "isGlobalDefault = true; assign only one provider the 'isGlobalDefault' tag",
-                )
+            check.fail(
+                (name, "isGlobalDefault"),
+                f"there is more than 1 global default provider: '{defaults[0]}' already has "
+                "isGlobalDefault = true; assign only one provider the 'isGlobalDefault' tag",
             )
         return None
     if data:
         first = next(iter(data))
-        issues.append(
-            _issue(
-                source,
-                (first,),
-                "there is no global default provider: assign exactly one provider the 'isGlobalDefault' tag "
-                f"(isGlobalDefault = true), e.g. in [{_label(first)}]",
-            )
+        check.fail(
+            (first,),
+            "there is no global default provider: assign exactly one provider the 'isGlobalDefault' tag "
+            f"(isGlobalDefault = true), e.g. in [{label(first)}]",
         )
     return None
 
 
-def _issue(source: TomlSource, path: tuple, message: str, severity: str = "error") -> ConfigIssue:
-    """Like source.issue, but a table written only through its subtables ([a.b]) is found at its first one."""
-    issue = source.issue(path, message, severity=severity)
-    prefix = path
-    while issue.line is None and prefix:
-        lines = [line for key, line in source.lines.items() if key[: len(prefix)] == prefix]
-        if lines:
-            issue = ConfigIssue(issue.file, min(lines), message, key=issue.key, severity=severity)
-        prefix = prefix[:-1]
-    return issue
+class _Table:
+    """One provider or model table: its keys read through the shared checker; `ok` while none failed."""
 
+    def __init__(self, check: Checker, where: tuple, entry: dict) -> None:
+        self.check, self.where, self.entry = check, where, entry
+        self.source = check.source
+        self._mark = check.mark()
 
-def _hint(key: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else f" (expected one of: {', '.join(known)})"
-
-
-def _quote(part: str) -> str:
-    return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else '"' + part.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _label(*parts: str) -> str:
-    return ".".join(_quote(p) for p in parts)
-
-
-class _Checker:
-    """Type checks for one table; each failure becomes an issue at the key's line."""
-
-    def __init__(self, source: TomlSource, where: tuple, entry: dict, issues: list[ConfigIssue]) -> None:
-        self.source, self.where, self.entry, self.issues = source, where, entry, issues
-        self.ok = True
-
-    def fail(self, key: str, message: str) -> None:
-        self.issues.append(_issue(self.source, (*self.where, key), message))
-        self.ok = False
-
-    def warn(self, key: str, message: str) -> None:
-        self.issues.append(_issue(self.source, (*self.where, key), message, severity="warning"))
+    @property
+    def ok(self) -> bool:
+        return not self.check.errors_since(self._mark)
 
     def label(self, key: str) -> str:
-        return _label(*self.where, key)
+        return f"'{label(*self.where, key)}'"
 
-    def integer(self, key: str, default: int, minimum: int) -> int:
+    def fail(self, key: str, message: str) -> None:
+        self.check.fail((*self.where, key), f"{self.label(key)} {message}")
+
+    def warn(self, key: str, message: str) -> None:
+        self.check.warn((*self.where, key), f"{self.label(key)} {message}")
+
+    def get(self, key: str, spec: params.Field) -> Any:
+        """The key's clean value; its default when absent or wrong (the wrong one is an issue)."""
         if key not in self.entry:
-            return default
-        value = self.entry[key]
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            self.fail(key, f"{self.label(key)} must be a whole number >= {minimum}, not {value!r}")
-            return default
-        return value
-
-    def fraction(self, key: str, default: float) -> float:
-        value = self.entry.get(key, default)
-        if not isinstance(value, int | float) or isinstance(value, bool) or not 0.1 <= value <= 1:
-            self.fail(key, f"{self.label(key)} must be a number from 0.1 to 1, not {value!r}")
-            return default
-        return float(value)
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.entry.get(key, default)
-        if not isinstance(value, bool):
-            self.fail(key, f"{self.label(key)} must be true or false, not {value!r}")
-            return default
-        return value
-
-    def string(self, key: str, *, required: bool, default: str = "") -> str:
-        if key not in self.entry:
-            if required:
-                self.fail(key, f"{self.label(key)} is required")
-            return default
-        value = self.entry[key]
-        if not isinstance(value, str) or not value:
-            self.fail(key, f"{self.label(key)} must be a non-empty string, not {value!r}")
-            return default
-        return value
-
-    def unknown(self, known: tuple[str, ...]) -> None:
-        for key in self.entry:
-            if key not in known:
-                self.fail(key, f"unknown key '{key}' in [{_label(*self.where)}]{_hint(key, known)}")
+            if spec.is_required:
+                self.fail(key, "is required")
+            return spec.default if spec.has_default else None
+        ok, value = self.check.value((*self.where, key), self.entry[key], spec)
+        return value if ok else (spec.default if spec.has_default else None)
 
 
-def _parse_provider(source: TomlSource, name: str, entry: Any, issues: list[ConfigIssue]) -> ProviderConfig | None:
+_NAME = params.String(min_length=1)
+_REASONING = params.AnyOf(
+    options=(params.Boolean(), params.String(enum=REASONING_LEVELS)),
+    default=True,
+    description="true, false or one of " + ", ".join(f"'{r}'" for r in REASONING_LEVELS),
+)
+_FRACTION = params.Number(minimum=0.1, maximum=1)
+
+
+def _parse_provider(check: Checker, name: str, entry: Any) -> ProviderConfig | None:
+    source = check.source
     where = (name,)
     if not isinstance(entry, dict):
-        issues.append(
-            _issue(
-                source,
-                where,
-                f"'{name}' must be a provider table ([{_label(name)}] with apiBase and defaultModel): the top level "
-                f"of {ENGINE_FILE} holds only provider tables, not {type(entry).__name__} values",
-            )
+        check.fail(
+            where,
+            f"'{name}' must be a provider table ([{label(name)}] with apiBase and defaultModel): the top level "
+            f"of {ENGINE_FILE} holds only provider tables, not {type(entry).__name__} values",
         )
         return None
-    check = _Checker(source, where, entry, issues)
+    table = _Table(check, where, entry)
     if not name:
-        check.ok = False
-        issues.append(_issue(source, where, 'a provider name must not be empty ([""])'))
-    check.unknown(_PROVIDER_KEYS)
+        check.fail(where, 'a provider name must not be empty ([""])')
+    check.unknown(entry, _PROVIDER_KEYS, where)
 
     kind = entry.get("kind", "openai")
     if kind not in KINDS:
         hint = ' (renamed to "anthropic" upstream)' if kind == "anthropic-oauth" else ""
-        check.fail("kind", f"{check.label('kind')} must be one of {', '.join(map(repr, KINDS))}, not {kind!r}{hint}")
-    line = source.line_of(name, "kind") if "kind" in entry else _issue(source, where, "").line
-    api_base = check.string("apiBase", required=True)
+        table.fail("kind", f"must be one of {', '.join(map(repr, KINDS))}, not {toml_repr(kind)}{hint}")
+    line = source.first_line_within(*where, "kind") if "kind" in entry else source.first_line_within(*where)
+    api_base = table.get("apiBase", _NAME) or ""
     if api_base:
-        problem = url_problem(api_base)
+        problem = url_message(api_base, whole=True)
         if problem:
-            check.fail("apiBase", f"{check.label('apiBase')} {problem}")
-    api_keys = _api_keys(check)
-    auth_id = check.string("authId", required=False, default="default")
-    available = _available_models(check)
-    headers = _headers(check)
-    default_model = check.string("defaultModel", required=True)
-    is_default = check.boolean("isGlobalDefault", False)
-    retries = check.integer("maxGenerationRetries", 2, 0)
-    max_turns = check.integer("maxTurns", 30, 1)
+            table.fail("apiBase", problem)
+    api_keys = _api_keys(table)
+    auth_id = table.get("authId", params.String(min_length=1, default="default"))
+    available = _available_models(table)
+    headers = _headers(table)
+    default_model = table.get("defaultModel", _NAME) or ""
+    is_default = table.get("isGlobalDefault", params.Boolean(default=False))
+    retries = table.get("maxGenerationRetries", params.Integer(minimum=0, default=2))
+    max_turns = table.get("maxTurns", params.Integer(minimum=1, default=30))
     files_api = entry.get("useFilesApi", False)
     if files_api not in (False, "kimi"):
-        check.fail("useFilesApi", f'{check.label("useFilesApi")} must be "kimi" or false, not {files_api!r}')
+        table.fail("useFilesApi", f'must be "kimi" or false, not {toml_repr(files_api)}')
     elif files_api == "kimi":
-        check.warn("useFilesApi", f"{check.label('useFilesApi')} has no effect in cireil (videos are sent inline)")
-    jpeg = check.boolean("useJpegForImages", False)
-    auto = check.boolean("useToolChoiceAuto", False)
+        table.warn("useFilesApi", "has no effect in cireil (videos are sent inline)")
+    jpeg = table.get("useJpegForImages", params.Boolean(default=False))
+    auto = table.get("useToolChoiceAuto", params.Boolean(default=False))
 
     models: dict[str, ModelConfig] = {}
     raw_models = entry.get("models", {})
     if not isinstance(raw_models, dict):
-        check.fail("models", f"{check.label('models')} must hold model tables ([{_label(name, 'models', '<model>')}])")
+        table.fail("models", f"must hold model tables ([{label(name, 'models', '<model>')}])")
     else:
-        for model, table in raw_models.items():
+        for model, model_table in raw_models.items():
             if not model:
-                check.fail("models", f'{check.label("models")}: a model name must not be empty ("")')
+                table.fail("models", 'a model name must not be empty ("")')
                 continue
-            parsed = _parse_model(source, (*where, "models", model), table, issues)
-            if parsed is None:
-                check.ok = False
-            else:
+            parsed = _parse_model(check, (*where, "models", model), model_table)
+            if parsed is not None:
                 models[model] = parsed
 
-    if not check.ok:
+    if not table.ok:
         return None
     return ProviderConfig(
         name=name,
@@ -447,42 +391,14 @@ def _parse_provider(source: TomlSource, name: str, entry: Any, issues: list[Conf
     )
 
 
-def url_problem(url: str) -> str | None:
-    """Why `url` cannot be used as an API base (None when it can): the original accepts anything WHATWG
-    parses, but a request cireil cannot make must fail at load, not at the first turn."""
-    if _CONTROL.search(url) or " " in url:
-        return f"must be one line without spaces or control characters, not {url!r}"
-    try:
-        parts = urlsplit(url)
-        port = parts.port  # raises for a port beyond 65535 or one that is not a number
-    except ValueError as exc:
-        return f"is not a usable URL ({exc}): {url!r}"
-    if parts.scheme not in ("http", "https"):
-        return f"must be an http:// or https:// URL, not {url!r}"
-    host = parts.hostname or ""
-    if not host:
-        return f"must name a host, as in https://api.example.com/v1, not {url!r}"
-    if ":" in host:
-        try:
-            ipaddress.IPv6Address(host.split("%", 1)[0])
-        except ValueError:
-            return f"has a bad IPv6 address [{host}]: {url!r}"
-    if port == 0:
-        return f"has port 0, which no server listens on: {url!r}"
-    if parts.query or parts.fragment:
-        return f"must not have a ?query or #fragment (the request path is appended to it): {url!r}"
-    return None
-
-
-def _api_keys(check: _Checker) -> list[KeySource]:
-    raw = check.entry.get("apiKey", DEFAULT_API_KEY)
-    line = check.source.line_of(*check.where, "apiKey") or check.source.line_of(*check.where)
-    where = f"{check.source.rel}:{line}" if line else check.source.rel
+def _api_keys(table: _Table) -> list[KeySource]:
+    raw = table.entry.get("apiKey", DEFAULT_API_KEY)
+    line = table.source.line_of(*table.where, "apiKey") or table.source.line_of(*table.where)
+    where = f"{table.source.rel}:{line}" if line else table.source.rel
     items = raw if isinstance(raw, list) else [raw]
     keys: list[KeySource] = []
-    bad = f'{check.label("apiKey")} must be a non-empty string, a list of them, or {{ env = "VARIABLE" }} (cireil only)'
     if not items:
-        check.fail("apiKey", f"{check.label('apiKey')} must list at least one key, not []")
+        table.fail("apiKey", "must list at least one key, not []")
         return []
     for item in items:
         if isinstance(item, str) and item:
@@ -490,88 +406,78 @@ def _api_keys(check: _Checker) -> list[KeySource]:
         elif isinstance(item, dict) and set(item) == {"env"} and isinstance(item["env"], str) and item["env"]:
             keys.append(KeySource(env=item["env"], where=where))
         else:
-            got = f"a table with keys {', '.join(item) or 'none'}" if isinstance(item, dict) else repr(item)
-            check.fail("apiKey", f"{bad}, not {got}")
+            got = f"a table with keys {', '.join(item) or 'none'}" if isinstance(item, dict) else toml_repr(item)
+            table.fail(
+                "apiKey",
+                f'must be a non-empty string, a list of them, or {{ env = "VARIABLE" }} (cireil only), not {got}',
+            )
             return []
     return keys
 
 
-def _available_models(check: _Checker) -> list[str] | str:
-    value = check.entry.get("availableModels", "analyze")
+def _available_models(table: _Table) -> list[str] | str:
+    value = table.entry.get("availableModels", "analyze")
     if value == "analyze":
         return value
     if not isinstance(value, list) or not value or not all(isinstance(m, str) and m for m in value):
-        check.fail(
-            "availableModels",
-            f'{check.label("availableModels")} must be "analyze" or a non-empty list of model names, not {value!r}',
-        )
+        shown = "[]" if value == [] else toml_repr(value)
+        table.fail("availableModels", f'must be "analyze" or a non-empty list of model names, not {shown}')
         return "analyze"
     return list(value)
 
 
-def _headers(check: _Checker) -> dict[str, str | list[str]]:
-    headers = check.entry.get("customHeaders", {})
-    label = check.label("customHeaders")
+def _headers(table: _Table) -> dict[str, str | list[str]]:
+    headers = table.entry.get("customHeaders", {})
     if not isinstance(headers, dict):
-        check.fail("customHeaders", f'{label} must be a table of Header = "value" (or a list of values)')
+        table.fail(
+            "customHeaders", f'must be a table of Header = "value" (or a list of values), not {toml_repr(headers)}'
+        )
         return {}
     clean: dict[str, str | list[str]] = {}
     for header, value in headers.items():
         values = value if isinstance(value, list) else [value]
-        if not _HEADER_NAME.match(header):
-            check.fail("customHeaders", f"{label}: {header!r} is not a valid HTTP header name")
+        path = (*table.where, "customHeaders", header)
+        if not header_name_ok(header):
+            table.check.fail(path, f"'{label(*path)}' is not a valid header name")
         elif not values or not all(isinstance(v, str) and v and not _CONTROL.search(v) for v in values):
-            check.fail(
-                "customHeaders",
-                f"{label}: header '{header}' must be a non-empty one-line string or a non-empty list of them",
-            )
+            table.check.fail(path, f"'{label(*path)}' must be a non-empty one-line string or a non-empty list of them")
         else:
             clean[header] = value
     return clean
 
 
-def _parse_model(source: TomlSource, where: tuple, table: Any, issues: list[ConfigIssue]) -> ModelConfig | None:
-    label = _label(*where)
-    if not isinstance(table, dict):
-        issues.append(_issue(source, where, f"{label} must be a model table ([{label}])"))
+def _parse_model(check: Checker, where: tuple, raw: Any) -> ModelConfig | None:
+    if not isinstance(raw, dict):
+        check.fail(where, f"'{label(*where)}' must be a model table ([{label(*where)}]), not {toml_repr(raw)}")
         return None
-    check = _Checker(source, where, table, issues)
-    check.unknown(_MODEL_KEYS)
+    table = _Table(check, where, raw)
+    check.unknown(raw, _MODEL_KEYS, where)
     defaults = ModelConfig()
     window: int | None = None
-    if "contextWindow" in table:
-        raw = table["contextWindow"]
-        if not isinstance(raw, int | float) or isinstance(raw, bool) or raw != raw:
-            check.fail("contextWindow", f"{label}.contextWindow must be a number of tokens, not {raw!r}")
-        elif raw < 1:
-            check.warn("contextWindow", f"{label}.contextWindow = {raw!r} is ignored: no context fits in it")
+    if "contextWindow" in raw:
+        value = raw["contextWindow"]
+        if not isinstance(value, int | float) or isinstance(value, bool) or value != value:
+            table.fail("contextWindow", f"must be a number of tokens, not {toml_repr(value)}")
+        elif value < 1:
+            table.warn("contextWindow", f"= {value!r} is ignored: no context fits in it")
         else:
-            window = int(raw)
-    budget = check.fraction("contextBudget", defaults.context_budget)
-    hard = check.fraction("contextHardBudget", defaults.context_hard_budget)
-    if check.ok and hard < budget:
-        check.warn(
-            "contextHardBudget",
-            f"{label}.contextHardBudget ({hard}) is below contextBudget ({budget}): every prune overshoots",
-        )
-    images = check.integer("maxImagesPerRequest", 0, 1) or None
-    reasoning = table.get("reasoning", True)
-    if not isinstance(reasoning, bool) and reasoning not in REASONING_LEVELS:
-        check.fail(
-            "reasoning",
-            f"{label}.reasoning must be true, false or one of {', '.join(map(repr, REASONING_LEVELS))}, "
-            f"not {reasoning!r}",
-        )
-    reasoning_budget = check.integer("reasoningBudget", defaults.reasoning_budget, 0)
-    vision = check.boolean("supportsVision", defaults.supports_vision)
-    video = check.boolean("supportsVideo", defaults.supports_video)
-    threshold = check.integer("toolFailThreshold", defaults.tool_fail_threshold, 1)
-    if not check.ok:
+            window = int(value)
+    budget = table.get("contextBudget", replace(_FRACTION, default=defaults.context_budget))
+    hard = table.get("contextHardBudget", replace(_FRACTION, default=defaults.context_hard_budget))
+    if table.ok and hard < budget:
+        table.warn("contextHardBudget", f"({hard}) is below contextBudget ({budget}): every prune overshoots")
+    images = table.get("maxImagesPerRequest", params.Integer(minimum=1, required=False))
+    reasoning = table.get("reasoning", _REASONING)
+    reasoning_budget = table.get("reasoningBudget", params.Integer(minimum=0, default=defaults.reasoning_budget))
+    vision = table.get("supportsVision", params.Boolean(default=defaults.supports_vision))
+    video = table.get("supportsVideo", params.Boolean(default=defaults.supports_video))
+    threshold = table.get("toolFailThreshold", params.Integer(minimum=1, default=defaults.tool_fail_threshold))
+    if not table.ok:
         return None
     return ModelConfig(
         context_window=window,
-        context_budget=budget,
-        context_hard_budget=hard,
+        context_budget=float(budget),
+        context_hard_budget=float(hard),
         max_images_per_request=images,
         reasoning=reasoning,
         reasoning_budget=reasoning_budget,
