@@ -237,7 +237,7 @@ def test_the_session_attributes_conditions_rules_see(tmp_path):
     f = str(bad)
     assert scenario is None
     assert [str(i) for i in issues] == [
-        f"{f}:3: unknown key 'session.rules.chanel' (did you mean 'channel'?)",
+        f"{f}:3: unknown key 'chanel' in [session.rules] (did you mean 'channel'?)",
         f"{f}:4: 'guild' takes a Discord id, digits only (got '12a')",
     ]
     cases = {
