@@ -3,6 +3,8 @@ as the context-window fallback of a model table without contextWindow (upstream-
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import cireil
@@ -140,3 +142,22 @@ def test_window_fields_as_the_original_reads_them():
     assert [m.context_window for m in parse_model_list(data, "anthropic")] == [3000, 3000, 3000, None]
     with pytest.raises(ValueError, match="no list of models"):
         parse_model_list([{"id": "x"}])
+
+
+def test_a_fork_sees_the_context_window_the_turn_saw_without_asking_again_offline(tmp_path, llm):
+    llm.models = MODELS
+    agent = cireil.load(turn_agent(tmp_path, llm.base_url))
+    try:
+        llm.script(
+            reply.tool_calls(("read", {"path": "/workspace/notes.md"})),
+            reply.tool_calls(("respond", {"content": "ok"})),
+        )
+        agent.turn("hi")
+        original = agent.turns()[-1]
+        outcome = agent.fork(original.id, 1)
+        (forked,) = agent.turns(outcome.session_id)
+        for step in forked.steps:  # the metadata message says the window pruning worked against
+            assert "/ 4096 tokens" in json.dumps(step.request["messages"][-1])
+        assert len(llm.model_requests) == 1  # the list was asked once, by the turn
+    finally:
+        agent.close()

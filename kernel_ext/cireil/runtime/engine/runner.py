@@ -131,6 +131,24 @@ class Engine:
             raise ConfigError([ConfigIssue(ENGINE_FILE, choice.provider.line, problem)])
         return choice.provider, choice.model, choice.model_cfg, choice.notices
 
+    def check_credentials(self, provider: ProviderConfig) -> None:
+        """A missing openai-codex login or an unset key variable fails here, before anything is committed."""
+        if provider.kind == "openai-codex":
+            self._check_login(provider)
+        elif provider.api_keys:
+            provider.api_keys[0].resolve()
+
+    async def fit_window(
+        self, provider: ProviderConfig, model: str, model_cfg: ModelConfig, *, ask: bool = True
+    ) -> ModelConfig:
+        """The model's settings with the context window its provider's model list gives, when engine.toml
+        gives none (as the original); `ask=False` only looks at a list asked for earlier (no network)."""
+        if model_cfg.context_window is not None:
+            return model_cfg
+        listing = await self.models.context_window(provider) if ask else self.models.cached(provider)
+        window = listing.window_of(model) if listing is not None else None
+        return replace(model_cfg, context_window=window) if window else model_cfg
+
     def _check_login(self, provider: ProviderConfig) -> None:
         from ..config.engine_config import ENGINE_FILE
         from ..errors import ConfigError, ConfigIssue
@@ -240,15 +258,8 @@ class Engine:
                 raise SessionReadOnly(reason)
             notices = self.host.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
-            if chosen.kind == "openai-codex":  # a missing login fails here, before the message is committed
-                self._check_login(chosen)
-            elif chosen.api_keys:  # an unset key variable fails here, before the message is committed
-                chosen.api_keys[0].resolve()
-            if model_cfg.context_window is None:  # as the original: the provider's model list may know it
-                listing = await self.models.context_window(chosen)
-                window = listing.window_of(model_name) if listing is not None else None
-                if window:
-                    model_cfg = replace(model_cfg, context_window=window)
+            self.check_credentials(chosen)
+            model_cfg = await self.fit_window(chosen, model_name, model_cfg)
             on_event = self.host.observe_turn(session.id, on_event)  # the turn recorder's tap
             turn = Turn(
                 self,

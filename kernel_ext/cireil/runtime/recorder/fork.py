@@ -209,8 +209,9 @@ async def _run(
             more = [*more, f"provider '{turn.provider}' is gone from engine.toml; using '{chosen.name}'"]
         real = None
         if live:
-            if chosen.api_keys:
-                chosen.api_keys[0].resolve()
+            engine.check_credentials(chosen)
+        model_cfg = await engine.fit_window(chosen, model_name, model_cfg, ask=live)  # pruning as the turn had
+        if live:
             real = engine.client(chosen, model_name, model_cfg)
         client = RecordedClient(replies, replace(chosen), model_cfg, real)
         sink = agent.recording.observe(session.id, on_event or (lambda event: None))

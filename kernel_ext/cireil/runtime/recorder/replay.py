@@ -243,6 +243,7 @@ async def _run(agent: Agent, session: Any, turn: RecordedTurn, base_url: str, on
         except ConfigError:  # the recorded provider is gone from engine.toml: the default one's settings
             chosen, model, model_cfg, more = engine.resolve(session)
             more = [*more, f"provider '{turn.provider}' is gone from engine.toml; replaying with '{chosen.name}'"]
+        model_cfg = await engine.fit_window(chosen, model, model_cfg, ask=False)  # offline: a list asked earlier
         scripted = replace(chosen, api_base=base_url, api_keys=[KeySource("replay")], custom_headers={})
         client = OpenAIProvider(scripted, model, model_cfg=model_cfg)
         user = None
