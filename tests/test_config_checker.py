@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from cireil.runtime import params
-from cireil.runtime.config.checker import Checker, did_you_mean, expectation, label, unknown_key
+from cireil.runtime.config.checker import Checker, expectation, label, unknown_key
 from cireil.runtime.config.tomlsource import TomlSource
+from cireil.runtime.didyoumean import did_you_mean
 from cireil.runtime.recorder.settings import SettingsError, load_settings
 
 

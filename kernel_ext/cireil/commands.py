@@ -456,11 +456,9 @@ def find(words: Sequence[str]) -> tuple[Command, list[str]]:
     families = {c.family for c in table.values()}
     if words[0] in families:  # a family with no bare form (export): which second words there are
         return _raise(f"usage: {family_usage(words[0])}")
-    import difflib  # only for a mistyped subcommand: not imported at load
+    from .runtime.didyoumean import suggestion
 
-    close = difflib.get_close_matches(words[0], sorted(families), n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return _raise(f"unknown subcommand '{words[0]}'{hint}; `%cireil help` lists them")
+    return _raise(f"unknown subcommand '{words[0]}'{suggestion(words[0], sorted(families))}; `%cireil help` lists them")
 
 
 def _raise(message: str) -> tuple[Command, list[str]]:

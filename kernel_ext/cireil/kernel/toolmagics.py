@@ -6,7 +6,6 @@ loaded. A name some other magic already uses is refused with a message, never re
 
 from __future__ import annotations
 
-import difflib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import no_var_expand
 
+from ..runtime.didyoumean import suggestion
 from ..runtime.errors import CireilError
 from ..runtime.tool import describe_parameters
 from . import magictable
@@ -56,8 +56,7 @@ def _issue_text(issue: dict, known: list[str]) -> str:
     if message.startswith("Invalid key: Expected") and message.endswith("but received undefined"):
         return f"{where} is missing"
     if message.startswith("Invalid key: unknown parameter") and "." not in where:
-        close = difflib.get_close_matches(where, known, n=1)
-        return f"unknown parameter {where!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+        return f"unknown parameter {where!r}{suggestion(where, known)}"
     return f"{where}: {message}" if where else message
 
 

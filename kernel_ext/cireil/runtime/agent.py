@@ -26,10 +26,10 @@ from .config.agent_config import (
     fingerprint,
     read_config,
 )
-from .config.checker import suggestion
 from .config.mcp_config import MCP_FILE
 from .config.tools_config import TOOLS_FILE
 from .conversation import Conversation
+from .didyoumean import suggestion
 from .errors import ConfigError, ConfigIssue, UnknownToolError
 from .layout import AgentLayout
 from .loop import RUNTIME, Submitted

@@ -16,31 +16,18 @@ are collected, never raised: a caller reports every one at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from .. import params
+from ..didyoumean import suggestion
 from ..errors import ConfigIssue
 from .tomlsource import TomlSource
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 # An HTTP header name (RFC 9110 token): checked for custom headers of engine.toml and mcp.toml alike.
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-
-def did_you_mean(name: str, options: Iterable[str], *, cutoff: float = 0.6) -> str | None:
-    """The option closest to a mistyped `name`, or None when none is close."""
-    import difflib  # only for a mistyped name: never imported on a clean load
-
-    close = difflib.get_close_matches(name, list(options), n=1, cutoff=cutoff)
-    return close[0] if close else None
-
-
-def suggestion(name: str, options: Iterable[str], *, cutoff: float = 0.6) -> str:
-    """` (did you mean 'X'?)` for a mistyped name, or nothing."""
-    close = did_you_mean(name, options, cutoff=cutoff)
-    return f" (did you mean '{close}'?)" if close else ""
 
 
 def header_name_ok(name: str) -> bool:

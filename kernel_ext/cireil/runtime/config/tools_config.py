@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import params
+from ..didyoumean import did_you_mean, suggestion
 from ..errors import ConfigIssue
-from .checker import Checker, did_you_mean, suggestion, toml_repr
+from .checker import Checker, toml_repr
 from .tomlsource import TomlSource
 
 TOOLS_FILE = "config/tools.toml"

@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from ..conditions import CHANNELS, RuleContext
-from ..config.checker import suggestion as _hint
 from ..config.checker import unknown_key
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
+from ..didyoumean import suggestion as _hint
 from ..errors import ConfigError, ConfigIssue
 from ..session import platform_of
 from .matchers import MATCHER_KINDS, ORDERS, CallSpec, Matcher

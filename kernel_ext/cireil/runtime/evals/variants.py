@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config.checker import suggestion as _hint
 from ..config.checker import unknown_key
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
+from ..didyoumean import suggestion as _hint
 from ..errors import ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES
 
