@@ -25,7 +25,7 @@ from cireil.runtime.engine.assemble import assemble
 from cireil.runtime.engine.history import TokenCache
 from cireil.runtime.layout import AgentLayout
 from cireil.runtime.paths import SandboxPaths
-from cireil.runtime.session import Session
+from cireil.runtime.session_state import Session
 
 TARGET_MS = 5.0
 

@@ -134,7 +134,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "exec-deadline",
         "the command timeout remains active while writing input and draining output",
-        "exec/runner.py",
+        "exec/process.py",
         "        if await _wait(watch.exited, deadline - loop.time()):",
         "        if await _wait(watch.exited, 3600):",
         "tests/test_exec_tool.py",
@@ -144,7 +144,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "exec-group-kill",
         "a background child that inherits output handles cannot make collection wait (the group dies)",
-        "exec/runner.py",
+        "exec/process.py",
         "            _kill_group(pgid)  # background children die with their parent",
         "            pass",
         "tests/test_exec_tool.py",
@@ -154,7 +154,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "exec-bounded-drain",
         "a background child that inherits output handles cannot make collection wait (bounded drain)",
-        "exec/runner.py",
+        "exec/process.py",
         "await _wait(watch.drained, min(DRAIN_S, deadline - loop.time()))",
         "await _wait(watch.drained, deadline - loop.time())",
         "tests/test_exec_tool.py",
@@ -164,7 +164,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "exec-timeout-keeps-stdout",
         "a timeout reports failure and retains stdout captured before the deadline",
-        "exec/result.py",
+        "exec/exec_result.py",
         'out.update(inline=True, stdout=capture.inline_text("stdout"),',
         'out.update(inline=True, stdout="" if outcome.timed_out else capture.inline_text("stdout"),',
         "tests/test_exec_tool.py",
@@ -174,7 +174,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "exec-cancel-propagates",
         "cancellation of the calling turn propagates as cancellation, not a successful result",
-        "exec/runner.py",
+        "exec/process.py",
         "            await _wait(watch.drained, _REAP_S)\n        raise\n",
         "            await _wait(watch.drained, _REAP_S)\n        timed_out = True\n",
         "tests/test_exec_limits.py",
@@ -184,7 +184,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "exec-fallback-truncated",
         "fallbackInline: truncated says whether content was omitted",
-        "exec/result.py",
+        "exec/exec_result.py",
         "out.update(fallbackInline=True, truncated=truncated)",
         "out.update(fallbackInline=True, truncated=False)",
         "tests/test_exec_tool.py",

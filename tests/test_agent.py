@@ -15,7 +15,7 @@ import cireil
 from cireil.params import Integer, Params, String
 from cireil.runtime.errors import ConfigError, UnknownToolError
 from cireil.runtime.loop import RUNTIME
-from cireil.runtime.session import Session
+from cireil.runtime.session_state import Session
 from cireil.runtime.tool import Tool
 from conftest import MINIMAL_TOOLS, make_agent
 

@@ -16,7 +16,7 @@ from cireil.runtime.conditions import (
 )
 from cireil.runtime.config.tomlsource import TomlSource
 from cireil.runtime.errors import ConfigError
-from cireil.runtime.session import Session
+from cireil.runtime.session_state import Session
 from conftest import make_agent
 from exec_agent import BINARIES
 

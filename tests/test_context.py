@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import cireil
-from cireil.render.context import context_bundle
+from cireil.render.opened_files import context_bundle
 from readtools import reading_agent
 
 DOC = "/workspace/long.md"
@@ -101,7 +101,7 @@ def test_a_deleted_file_is_reported_and_left_out(agent):
 
 
 def test_close_missing_closes_like_a_model_call(agent):
-    from cireil.runtime.context import opened_files_context
+    from cireil.runtime.opened_files import opened_files_context
     from cireil.runtime.paths import SandboxPaths
 
     agent.call("open-file", path="/workspace/hello.txt")

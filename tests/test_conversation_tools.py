@@ -15,9 +15,9 @@ from cireil.runtime.conversation import Conversation
 from cireil.runtime.messages import assistant_message, system_message, tool_response, user_message
 from cireil.runtime.paths import SandboxPaths
 from cireil.runtime.registry import BUILTIN_NAMES, builtin
-from cireil.runtime.result import ToolResult
 from cireil.runtime.sessions import SessionStore
 from cireil.runtime.tool import ToolContext, execute
+from cireil.runtime.tool_result import ToolResult
 
 TOOLS = (
     "read-history",

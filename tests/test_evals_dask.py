@@ -11,7 +11,7 @@ import pytest
 
 from cireil.runtime.evals.command import plan
 from cireil.runtime.evals.executors import DaskExecutor
-from cireil.runtime.evals.runner import run_matrix
+from cireil.runtime.evals.matrix import run_matrix
 from cireil.runtime.evals.scenario import load_scenarios
 from cireil.runtime.scaffold import init
 from cireil.scripted_llm import ScriptedLLM

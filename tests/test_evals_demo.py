@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cireil.runtime.evals.command import plan
-from cireil.runtime.evals.runner import run_matrix
+from cireil.runtime.evals.matrix import run_matrix
 from cireil.runtime.scaffold import demo_source, init
 from evalkit import tree_digest
 

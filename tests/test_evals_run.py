@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cireil.runtime.errors import ConfigError
+from cireil.runtime.evals.matrix import run_matrix
 from cireil.runtime.evals.report import EvalReport, compare
-from cireil.runtime.evals.runner import run_matrix
 from cireil.runtime.evals.scenario import load_scenarios
 from cireil.runtime.evals.variants import read_variants
 from cireil.scripted_llm import ScriptedLLM, reply

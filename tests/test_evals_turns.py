@@ -9,8 +9,8 @@ import pytest
 
 from cireil.render.evalrun import run_text, turns_html
 from cireil.render.recording import StepsView
+from cireil.runtime.evals.matrix import run_matrix
 from cireil.runtime.evals.report import EvalReport
-from cireil.runtime.evals.runner import run_matrix
 from cireil.runtime.evals.scenario import load_scenarios
 from cireil.runtime.evals.worker import RunResult
 from cireil.runtime.recorder.portable import pack_turns, unpack_turns

@@ -7,7 +7,7 @@ from IPython.core.error import UsageError
 
 from cireil.kernel.toolargs import parse_args
 from cireil.render import result_actions, result_bundle
-from cireil.runtime.result import ToolResult
+from cireil.runtime.tool_result import ToolResult
 
 
 def exec_args(line: str) -> dict:

@@ -17,9 +17,9 @@ import ipywidgets as W
 import pytest
 
 import cireil
-from cireil.kernel.compound_editors import AnyOfEditor, ListEditor, ObjectEditor
-from cireil.kernel.editors import UNSET, JsonEditor, NumberEditor, TextEditor, Toggled
+from cireil.kernel.field_editors import UNSET, JsonEditor, NumberEditor, TextEditor, Toggled
 from cireil.kernel.forms import Palette, ToolForm, palette, tool_form
+from cireil.kernel.group_editors import AnyOfEditor, ListEditor, ObjectEditor
 from cireil.kernel.schema_kinds import kind_of
 from cireil.kernel.schema_widgets import Collected, SchemaWidget, build_editor, collect, schema_widget
 from cireil.params import Number, Params

@@ -75,7 +75,7 @@ def test_a_turn_that_lists_and_opens_it_completes(agent, llm):
 
 
 def test_a_view_of_a_call_with_a_raw_name_in_its_arguments_encodes():
-    from cireil.runtime.result import ToolResult
+    from cireil.runtime.tool_result import ToolResult
 
     raw = RAW.decode("utf-8", "surrogateescape")
     data = {"exitCode": 0, "success": True, "stdout": "ok", "stdoutLength": 2, "stderrLength": 0}

@@ -80,7 +80,7 @@ def test_cap_result_keeps_small_results_and_cuts_big_ones(tmp_path):
 
 
 def test_many_opened_files_together_stay_under_a_total(agent):
-    from cireil.runtime.context import OPENED_TOTAL_LIMIT
+    from cireil.runtime.opened_files import OPENED_TOTAL_LIMIT
 
     ws = agent.directory / "workspace"
     for i in range(12):  # each just under the per-file limit: 12 of them would be ~3 MB per request

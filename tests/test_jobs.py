@@ -13,7 +13,7 @@ import pytest
 
 import cireil
 from cireil.runtime.jobs.cronexpr import CronError, CronExpr
-from cireil.runtime.jobs.runner import JobRunner
+from cireil.runtime.jobs.job_runner import JobRunner
 from cireil.runtime.loop import RUNTIME
 from cireil.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent

@@ -22,7 +22,7 @@ from cireil.kernel import extension
 from cireil.kernel.toolargs import decode_value, parse_args, string_params, tokenize
 from cireil.render import result_bundle
 from cireil.runtime.loop import RUNTIME
-from cireil.runtime.result import ToolResult
+from cireil.runtime.tool_result import ToolResult
 from conftest import MINIMAL_TOOLS, make_agent
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from cireil.runtime.config.tools_config import ToolsConfig
 from cireil.runtime.errors import ToolError
 from cireil.runtime.paths import ROOTS, SandboxPaths, normalize
 from cireil.runtime.registry import builtin
-from cireil.runtime.session import Session
+from cireil.runtime.session_state import Session
 from cireil.runtime.tool import ToolContext, execute
 from conftest import make_agent
 

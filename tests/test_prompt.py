@@ -24,7 +24,7 @@ from cireil.runtime.engine.prompt import (
 from cireil.runtime.errors import CireilError, ConfigError
 from cireil.runtime.layout import BLOCK_NAMES, AgentLayout
 from cireil.runtime.paths import SandboxPaths
-from cireil.runtime.session import Session, platform_of
+from cireil.runtime.session_state import Session, platform_of
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 5, 1, 10, 0, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ import pytest
 
 import cireil
 from cireil.render import result_actions, result_bundle
-from cireil.render.context import context_bundle
+from cireil.render.opened_files import context_bundle
 from readtools import reading_agent
 
 DOC = "/workspace/long.md"
@@ -132,7 +132,7 @@ print("markdown_it" in sys.modules, "pygments" in sys.modules)
 agent.call("read", path="/workspace/long.md")
 print("markdown_it" in sys.modules, "pygments" in sys.modules)
 from cireil.render import result_bundle
-from cireil.render.context import context_bundle
+from cireil.render.opened_files import context_bundle
 result_bundle(agent.call("read", path="/workspace/hello.txt"))
 print("pygments" in sys.modules)
 """

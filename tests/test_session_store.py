@@ -154,7 +154,7 @@ def test_commit_is_all_or_nothing(store):
 
 
 def test_save_state_and_session_made_outside_the_store(store):
-    from cireil.runtime.session import Session
+    from cireil.runtime.session_state import Session
 
     session = Session(id="notebook:loose")
     session.opened_files.append("/workspace/x")

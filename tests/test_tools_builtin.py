@@ -17,7 +17,7 @@ from cireil.runtime.config.tools_config import ExecConfig, ToolsConfig
 from cireil.runtime.errors import ToolError
 from cireil.runtime.paths import SandboxPaths
 from cireil.runtime.registry import builtin
-from cireil.runtime.session import Session
+from cireil.runtime.session_state import Session
 from cireil.runtime.tool import Tool, ToolContext, execute
 from conftest import make_agent
 

@@ -13,13 +13,13 @@ from cireil.runtime.conditions import Conditions, RuleContext
 from cireil.runtime.config.sandbox_config import SandboxConfig
 from cireil.runtime.config.tools_config import ToolsConfig
 from cireil.runtime.conversation import Conversation
-from cireil.runtime.engine.runner import Engine
+from cireil.runtime.engine.engine import Engine
 from cireil.runtime.layout import AgentLayout
 from cireil.runtime.loop import RUNTIME
 from cireil.runtime.params import Params, String
 from cireil.runtime.paths import SandboxPaths
 from cireil.runtime.resultcap import RESULT_LIMIT
-from cireil.runtime.session import Session, platform_of
+from cireil.runtime.session_state import Session, platform_of
 from cireil.runtime.sessions.store import SessionStore
 from cireil.runtime.tool import Tool, ToolContext
 from cireil.scripted_llm import ScriptedLLM, reply

@@ -20,7 +20,7 @@ from .views import _View
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
     from ..runtime.conditions import RuleContext
-    from ..runtime.session import Session
+    from ..runtime.session_state import Session
 
 _CLEAR = object()
 

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..runtime.context import OpenedFilesContext
-    from ..runtime.result import ToolResult
+    from ..runtime.opened_files import OpenedFilesContext
+    from ..runtime.tool_result import ToolResult
 
-RESULT = "cireil.runtime.result.ToolResult"
-CONTEXT = "cireil.runtime.context.OpenedFilesContext"
+RESULT = "cireil.runtime.tool_result.ToolResult"
+CONTEXT = "cireil.runtime.opened_files.OpenedFilesContext"
 
 _WITH_WIDGETS: set[int] = set()  # id() of the shells where the extension is loaded
 
@@ -36,7 +36,7 @@ def result_mimebundle(result: ToolResult, *, widgets: bool = False) -> dict[str,
 
 
 def context_mimebundle(ctx: OpenedFilesContext) -> dict[str, Any]:
-    from ..render.context import context_bundle
+    from ..render.opened_files import context_bundle
 
     return context_bundle(ctx)
 

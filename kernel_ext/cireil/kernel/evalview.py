@@ -117,7 +117,7 @@ def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
     from ..commands import family_usage
     from ..runtime.errors import ConfigError
     from ..runtime.evals.command import DaskMissing, executor_for, plan
-    from ..runtime.evals.runner import run_matrix
+    from ..runtime.evals.matrix import run_matrix
 
     agent = Path(options.agent).expanduser() if options.agent else agent_dir
     if agent is None:

@@ -24,7 +24,7 @@ from .outputs import display_output
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
     from ..runtime.loop import Submitted
-    from ..runtime.result import ToolResult
+    from ..runtime.tool_result import ToolResult
 
 INTERVAL_S = 0.25  # at most four updates a second: enough to watch, cheap for the front end
 FIRST_AFTER_S = 0.3  # a command that finishes sooner shows only its result, no flicker

@@ -21,7 +21,7 @@ from .outputs import display_output
 
 if TYPE_CHECKING:
     from ..runtime.loop import Submitted
-    from ..runtime.result import ToolResult
+    from ..runtime.tool_result import ToolResult
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

@@ -11,8 +11,7 @@ from typing import Any, NamedTuple
 
 import ipywidgets as W
 
-from .compound_editors import AnyOfEditor, ListEditor, ObjectEditor
-from .editors import (
+from .field_editors import (
     INVALID,
     UNSET,
     BooleanEditor,
@@ -24,6 +23,7 @@ from .editors import (
     TextEditor,
     Toggled,
 )
+from .group_editors import AnyOfEditor, ListEditor, ObjectEditor
 from .schema_kinds import (
     ANY_OF,
     ARRAY,

@@ -24,8 +24,8 @@ from .views import ArgumentHelp, magic_usage
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
-    from ..runtime.result import ToolResult
     from ..runtime.tool import Tool
+    from ..runtime.tool_result import ToolResult
 
 
 @dataclass(frozen=True)

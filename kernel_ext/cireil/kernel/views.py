@@ -11,7 +11,7 @@ from ..render.safe import safe_bundle
 if TYPE_CHECKING:
     from ..runtime.agent import DryRunReport
     from ..runtime.errors import ConfigIssue
-    from ..runtime.session import Session
+    from ..runtime.session_state import Session
     from ..runtime.tool import Tool
 
 

@@ -24,7 +24,7 @@ from .safe import safe_bundle
 RESULT_MIME = "application/vnd.cireil.result+json"
 
 if TYPE_CHECKING:
-    from ..runtime.result import ToolResult
+    from ..runtime.tool_result import ToolResult
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from . import Action
 from .html import BORDER, FG_DIM, MONO, OK, WARN, code, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.result import ToolResult
+    from ..runtime.tool_result import ToolResult
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 # Translucent tints, not --jp-*-color3: the dark theme keeps those pale, which put its light text on

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .html import BORDER, FG_DIM, MONO, code_block, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.engine.runner import PreparedRequest
+    from ..runtime.engine.engine import PreparedRequest
 
 
 def _message_text(message: dict) -> str:

@@ -11,7 +11,7 @@ from .media import media_html
 from .source import content_view, plain_numbered
 
 if TYPE_CHECKING:
-    from ..runtime.result import ToolResult
+    from ..runtime.tool_result import ToolResult
 
 
 def _title(path: str, detail: str) -> str:

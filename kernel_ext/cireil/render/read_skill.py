@@ -9,7 +9,7 @@ from .html import FG_DIM, WARN, code, esc, frame
 from .source import content_view
 
 if TYPE_CHECKING:
-    from ..runtime.result import ToolResult
+    from ..runtime.tool_result import ToolResult
 
 
 def render(result: ToolResult) -> tuple[str, str]:

@@ -35,16 +35,16 @@ from .layout import AgentLayout
 from .loop import RUNTIME, Submitted
 from .mcp.inspect import McpInspection
 from .paths import SandboxPaths
-from .result import ToolResult
 from .resultcap import RESULT_LIMIT
-from .session import Session, not_granted
+from .session_state import Session, not_granted
 from .tool import Progress, Tool, ToolContext, execute
+from .tool_result import ToolResult
 
 if TYPE_CHECKING:
     from .conditions import Conditions, RuleContext
-    from .context import OpenedFilesContext
-    from .engine.runner import Engine, PreparedRequest
+    from .engine.engine import Engine, PreparedRequest
     from .engine.turn import EventSink, TurnOutcome
+    from .opened_files import OpenedFilesContext
     from .recorder.model import RecordedTurn
     from .recorder.recording import Recording
     from .recorder.replay import ReplayResult
@@ -401,7 +401,7 @@ class Agent(McpInspection):
 
     def context(self) -> OpenedFilesContext:
         """The opened files and pinned sections exactly as the next model call would show them (§7.2)."""
-        from .context import opened_files_context
+        from .opened_files import opened_files_context
 
         found = opened_files_context(self.session, self.sandbox_paths(self.session))
         if self.session.grant is not None:  # a grant decides which tools the agent is offered: part of what it sees
@@ -413,7 +413,7 @@ class Agent(McpInspection):
         """The live session of that id, loaded from sessions.db or created (in memory without a store)."""
         found = self._sessions.get(session_id)
         if found is None:
-            from .session import platform_of
+            from .session_state import platform_of
 
             if self.store is not None:
                 found = self.store.open_session(session_id)
@@ -430,7 +430,7 @@ class Agent(McpInspection):
         try:
             return self.session_for(session_id)
         except SessionError:
-            from .session import platform_of
+            from .session_state import platform_of
 
             return Session(id=session_id, platform=platform_of(session_id))
 
@@ -526,7 +526,7 @@ class Agent(McpInspection):
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            from .engine.runner import Engine
+            from .engine.engine import Engine
 
             self._engine = Engine(self)
         return self._engine

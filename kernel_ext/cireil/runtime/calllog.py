@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .result import ToolResult
+    from .tool_result import ToolResult
 
 PER_TOOL = 50
 SUMMARY_CHARS = 120

@@ -31,7 +31,7 @@ from .layout import CONDITIONS_FILE
 if TYPE_CHECKING:
     from .config.checker import Checker
     from .config.tomlsource import TomlSource
-    from .session import Session
+    from .session_state import Session
 
 PATH_TABLES = ("memories", "workspace")
 TABLES = ("blocks", *PATH_TABLES)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .conversation import Conversation
     from .layout import AgentLayout
     from .paths import SandboxPaths
-    from .session import Session
+    from .session_state import Session
     from .sessions.store import SessionStore
     from .tool import Tool, ToolContext
 

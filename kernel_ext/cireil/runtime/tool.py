@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .config.tools_config import ToolsConfig
     from .conversation import Conversation
     from .paths import SandboxPaths
-    from .session import Session
+    from .session_state import Session
 
 Runner = Callable[[dict, "ToolContext"], Awaitable[dict]]
 # Live output of a running call, e.g. exec's ("stdout" | "stderr", raw bytes); called on the runtime loop.

@@ -12,10 +12,10 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import messages as msgs
-from ..context import OpenedFilesContext, opened_files_context
 from ..layout import AgentLayout
+from ..opened_files import OpenedFilesContext, opened_files_context
 from ..paths import SandboxPaths
-from ..session import Session
+from ..session_state import Session
 from .history import DEFAULT_MAX_TURNS, ShapedHistory, TokenCache, estimate_system, shape_history
 from .prompt import (
     ContextUsage,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .. import frontmatter, safefs
 from ..errors import CireilError, ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES, AgentLayout
-from ..session import Session
+from ..session_state import Session
 from .timefmt import current_date_line
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from .. import messages as msgs
 from ..loop import RUNTIME
 
 if TYPE_CHECKING:
-    from .runner import Engine
+    from .engine import Engine
 
 
 class Scheduler:

@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from .. import messages as msgs
 from ..conversation import Conversation
-from ..result import ToolResult
 from ..resultcap import cap_result
-from ..session import not_granted
+from ..session_state import not_granted
 from ..tool import execute
+from ..tool_result import ToolResult
 
 if TYPE_CHECKING:
     from ..config.engine_config import ModelConfig, ProviderConfig
-    from ..session import Session
+    from ..session_state import Session
     from ..tool import Tool
+    from .engine import Engine
     from .httpcall import HttpProvider
-    from .runner import Engine
 
 EventSink = Callable[[dict], None]
 

@@ -86,8 +86,8 @@ class DaskMissing(Exception):
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
+    from .matrix import run_matrix
     from .progress import TerminalProgress
-    from .runner import run_matrix
 
     try:
         executor = executor_for(args)

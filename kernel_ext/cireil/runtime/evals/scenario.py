@@ -47,7 +47,7 @@ from ..config.checker import unknown_key
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..didyoumean import suggestion as _hint
 from ..errors import ConfigError, ConfigIssue
-from ..session import platform_of
+from ..session_state import platform_of
 from .matchers import MATCHER_KINDS, ORDERS, CallSpec, Matcher
 
 TOP_KEYS = (

@@ -38,8 +38,8 @@ class RecordedClient:
 
     async def complete(self, request: Any, *, on_delta: Any = None) -> Any:
         from .. import messages as msgs
+        from ..engine.engine import request_body
         from ..engine.provider import ModelReply, NoToolCalls, ProviderError
-        from ..engine.runner import request_body
 
         if self.served >= len(self.replies):
             if self.live is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..messages import CALL_ID, new_call_id
-from ..session import Session, platform_of
+from ..session_state import Session, platform_of
 
 if TYPE_CHECKING:
     from .store import SessionStore

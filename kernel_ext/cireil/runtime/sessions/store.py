@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import now_iso
-from ..session import Session, platform_of
+from ..session_state import Session, platform_of
 from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError

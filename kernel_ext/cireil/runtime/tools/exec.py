@@ -14,7 +14,7 @@ from ..tool import Tool, ToolContext
 if TYPE_CHECKING:
     from ..exec.sandbox import Launch
 
-# The exec machinery (runner, capture, sandbox) is imported on the first call, not when the tool
+# The exec machinery (process, capture, sandbox) is imported on the first call, not when the tool
 # is registered: loading an agent stays quick (bench/load_ext.py).
 
 _METACHARACTERS = set("\"'|&;$`\\")
@@ -110,9 +110,9 @@ async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
     command: str = args["command"]
     argv: list[str] = list(args.get("args") or [])
     _check_allowed(command, ctx)
-    from ..exec import runner
+    from ..exec import process
     from ..exec.capture import Capture
-    from ..exec.result import build_result
+    from ..exec.exec_result import build_result
     from ..exec.spill import SpillDir
 
     launch = _launch(ctx, command, argv)
@@ -126,7 +126,7 @@ async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
 
     stdin = args["input"].encode("utf-8") if args.get("input") is not None else None
     try:
-        outcome = await runner.run(launch, stdin, config.timeout / 1000, on_data)
+        outcome = await process.run(launch, stdin, config.timeout / 1000, on_data)
     except OSError as exc:  # the binary or bwrap vanished, too many processes...: reference "spawn error"
         message = str(exc.strerror or exc)
         return {

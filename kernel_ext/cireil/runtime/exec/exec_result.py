@@ -6,7 +6,7 @@ from typing import Any
 
 from .capture import STREAMS, Capture
 from .preview import excerpt
-from .runner import Outcome
+from .process import Outcome
 
 
 def build_result(capture: Capture, outcome: Outcome, timeout_ms: int, warning: str | None) -> dict[str, Any]:

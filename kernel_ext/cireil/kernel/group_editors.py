@@ -13,7 +13,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..render.html import ERROR, FG_DIM, MONO, esc
-from .editors import INVALID, UNSET, Editor, Path, Problem
+from .field_editors import INVALID, UNSET, Editor, Path, Problem
 from .schema_kinds import COMPOUND, describe, kind_of, matches, variant_label, variants_of
 
 Build = Callable[..., Editor]

@@ -13,7 +13,7 @@ from . import safefs
 from .errors import ToolError
 from .outline import build_outline, find_section, section_text
 from .paths import SandboxPaths
-from .session import Session
+from .session_state import Session
 from .textfile import READ_LIMIT, read_text
 
 OPENED_TOTAL_LIMIT = 4 * READ_LIMIT  # characters of all opened files together, sent with every model call

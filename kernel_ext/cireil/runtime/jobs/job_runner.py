@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import messages as msgs
 from ..loop import RUNTIME
-from ..session import Session
+from ..session_state import Session
 from .config import CRON_FILE, Job, load_jobs
 from .heartbeat import HEARTBEAT_FILE, OK_REPLY, PROMPT, Heartbeat, load_heartbeat, tasks_text
 
 if TYPE_CHECKING:
-    from ..engine.runner import Engine
+    from ..engine.engine import Engine
 
 WEBHOOK_TIMEOUT_S = 30.0
 _MAX_SLEEP_S = 30.0  # the loop looks at the files (and the clock) at least this often

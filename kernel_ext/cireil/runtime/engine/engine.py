@@ -20,7 +20,7 @@ from .turn import EventSink, Turn, TurnOutcome
 if TYPE_CHECKING:
     from ..config.engine_config import EngineConfig, ModelConfig, ProviderConfig
     from ..host import TurnHost
-    from ..session import Session
+    from ..session_state import Session
     from ..tool import Tool
     from .httpcall import HttpProvider
     from .provider import ModelRequest
@@ -106,7 +106,7 @@ class Engine:
         from .models import ModelCatalog
 
         self.models = ModelCatalog()  # the providers' model lists, asked once per load
-        from ..jobs.runner import JobRunner
+        from ..jobs.job_runner import JobRunner
 
         self.jobs = JobRunner(self)  # config/cron.toml, on the runtime loop while the kernel lives
 
