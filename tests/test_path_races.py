@@ -229,7 +229,8 @@ def test_a_write_killed_midway_leaves_nothing_visible_and_the_next_load_removes_
         proc.kill()
         proc.wait(10)
     ws = agent_dir / "workspace"
-    leftovers = [p for p in ws.iterdir() if safefs.is_temp_name(p.name)]
+    assert sorted(p.name for p in ws.rglob("*")) == ["docs", "guide.md", "hello.txt"]  # as `ls -aR` in exec
+    leftovers = list((agent_dir / safefs.SCRATCH_DIR).iterdir())  # in cireil's own folder, outside the sandbox
     assert len(leftovers) == 1 and leftovers[0].stat().st_size == 40_000_000
     agent = cireil.load(agent_dir)
     try:

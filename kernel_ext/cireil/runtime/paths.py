@@ -19,7 +19,7 @@ from pathlib import Path
 from .config.sandbox_config import Mount
 from .errors import ToolError
 from .names import escape, unescape_path
-from .safefs import Target, is_temp_name
+from .safefs import SCRATCH_DIR, Target, is_temp_name
 
 ROOTS = ("workspace", "memories", "blocks", "skills", "tasks")
 SYSTEM_ROOTS = ("/usr", "/lib", "/lib64", "/nix")
@@ -32,6 +32,7 @@ class ResolvedPath:
     root: str  # "workspace", "memories", ...
     mount: Mount | None = None
     boundary: str = ""  # realpath of the root or mount source the host path lies in
+    scratch: str = ""  # cireil's private temp folder of the agent (writes are made there, then renamed in)
 
     def __post_init__(self) -> None:
         # the sandbox path is shown and stored (opened files, results): non-UTF-8 bytes in it escaped
@@ -46,7 +47,7 @@ class ResolvedPath:
         """What safefs walks to reach this path without following anything planted since resolve."""
         host = str(self.host)
         rel = "" if host == self.boundary else host[len(self.boundary) :].lstrip("/")
-        return Target(self.boundary, rel, self.sandbox)
+        return Target(self.boundary, rel, self.sandbox, self.scratch)
 
 
 def _denied(path: str, why: str) -> ToolError:
@@ -113,6 +114,7 @@ class SandboxPaths:
         self.agent_dir = Path(agent_dir)
         self.mounts = list(mounts)
         self.access = access
+        self.scratch = os.path.join(os.path.abspath(self.agent_dir), SCRATCH_DIR)
 
     def _root_host(self, root: str) -> str:
         return os.path.realpath(self.agent_dir / root)
@@ -181,7 +183,7 @@ class SandboxPaths:
         if not _inside(host, boundary):
             raise _denied(path, "resolves outside the sandbox via symlink")
         _check_not_temp(path, host, boundary)
-        return ResolvedPath(norm, Path(host), root, boundary=boundary)
+        return ResolvedPath(norm, Path(host), root, boundary=boundary, scratch=self.scratch)
 
     def _resolve_in_mount(self, path: str, norm: str, rest: str, mount: Mount) -> ResolvedPath:
         boundary = os.path.realpath(mount.source)
@@ -192,7 +194,7 @@ class SandboxPaths:
         if not _inside(host, boundary):
             raise _denied(path, "resolves outside the mount via symlink")
         _check_not_temp(path, host, boundary)
-        return ResolvedPath(norm, Path(host), "workspace", mount, boundary=boundary)
+        return ResolvedPath(norm, Path(host), "workspace", mount, boundary=boundary, scratch=self.scratch)
 
     def resolve_for_write(self, path: str) -> ResolvedPath:
         """resolve() plus the read-only mount check every writing tool must pass."""
