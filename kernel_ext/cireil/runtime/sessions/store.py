@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import now_iso
+from ..pictures import Unreadable, stored_image
 from ..session import Session, platform_of
 from . import history_json as hj
 from . import upstream_schema as us
@@ -215,9 +216,9 @@ class SessionStore(SideIndex):
     def _load_image(self, ref: str, media_type: str) -> bytes | None:
         if not re.fullmatch(r"[0-9a-zA-Z]+", ref):
             return None
-        try:
-            return (self.images_dir / f"{ref}{hj.ext_for(media_type)}").read_bytes()
-        except OSError:
+        try:  # inside images/ only, no symlink, a regular file, size-capped: a row may name anything there
+            return stored_image(self.images_dir, f"{ref}{hj.ext_for(media_type)}")
+        except Unreadable:
             return None
 
     @staticmethod
