@@ -27,7 +27,7 @@ from .errors import ConfigError, ConfigIssue, UnknownToolError
 from .layout import BLOCK_NAMES, CONDITIONS_FILE, AgentLayout
 from .loop import RUNTIME, Submitted
 from .mcp.inspect import McpInspection
-from .paths import SandboxPaths
+from .paths import SandboxPaths, read_agent_file
 from .result import ToolResult
 from .resultcap import RESULT_LIMIT
 from .session import Session, not_granted
@@ -144,7 +144,8 @@ def _content_warnings(layout: AgentLayout, *, skills: bool) -> list[ConfigIssue]
         for skill_file in sorted(skills_dir.glob("*/SKILL.md")):
             rel = skill_file.relative_to(d).as_posix()
             try:
-                frontmatter.parse(safefs.read_host_file(skill_file).decode("utf-8"), frontmatter.SKILL)
+                # writable from exec: a symlink planted there must not lead out
+                frontmatter.parse(read_agent_file(d, rel).decode("utf-8"), frontmatter.SKILL)
             except (frontmatter.FrontmatterError, UnicodeDecodeError, OSError) as exc:
                 out.append(ConfigIssue(rel, 1, f"invalid frontmatter, skill omitted: {exc}", severity="warning"))
     return out

@@ -10,12 +10,14 @@ messages that show only sandbox paths.
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import safefs
 from .config.sandbox_config import Mount
 from .errors import ToolError
 from .names import escape, unescape_path
@@ -249,3 +251,40 @@ class SandboxPaths:
             if host and host != "/":
                 message = message.replace(host, shown)
         return message
+
+
+# the roots exec binds read-write (exec/sandbox.py ROOT_BINDS; /blocks is not mounted there): a command
+# can plant any symlink in them
+EXEC_WRITABLE = ("workspace", "memories", "skills", "tasks")
+
+
+def read_agent_file(agent_dir: Path, rel: str, limit: int = safefs.CONFIG_LIMIT) -> bytes:
+    """A file the runtime reads by itself: core.md, a block, a skill, tasks/HEARTBEAT.md.
+
+    Files in a root exec can write (skills/, tasks/) may be symlinks a command planted, so they are
+    read as a file tool reads: no symlink out of the root (`ln -s ~/.ssh/id_rsa /skills/x/SKILL.md`
+    would put a host file into the prompt), opened through the root's descriptor. The others (core.md,
+    blocks/, which the file tools write without ever making a symlink) are the person's: read with
+    safefs.read_host_file, following the person's symlinks. Either way regular files only, at most
+    `limit` bytes. Raises FileNotFoundError, PermissionError (leads out), safefs.NotRegularFile,
+    IsADirectoryError or safefs.FileTooLarge.
+    """
+    if rel.split("/", 1)[0] not in EXEC_WRITABLE:
+        return safefs.read_host_file(Path(agent_dir) / rel, limit)
+    try:
+        resolved = SandboxPaths(agent_dir).resolve("/" + rel)
+    except ToolError:
+        raise PermissionError(errno.EACCES, "leads out of the sandbox (a symlink)", rel) from None
+    try:
+        fd, info = safefs.open_regular(resolved.target)
+    except ToolError:
+        raise PermissionError(errno.EACCES, "a symlink appeared in its path", rel) from None
+    try:
+        if info.st_size > limit:
+            raise safefs.FileTooLarge(errno.EFBIG, f"larger than {limit} bytes", rel)
+        data = safefs.read_fd(fd, limit)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise safefs.FileTooLarge(errno.EFBIG, f"larger than {limit} bytes", rel)
+    return data
