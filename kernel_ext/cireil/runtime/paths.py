@@ -279,6 +279,8 @@ def read_agent_file(agent_dir: Path, rel: str, limit: int = safefs.CONFIG_LIMIT)
         fd, info = safefs.open_regular(resolved.target)
     except ToolError:
         raise PermissionError(errno.EACCES, "a symlink appeared in its path", rel) from None
+    except safefs.NotRegularFile:  # worded as read_host_file words it, and naming the file as the person knows it
+        raise safefs.NotRegularFile(errno.EINVAL, "not a regular file", rel) from None
     try:
         if info.st_size > limit:
             raise safefs.FileTooLarge(errno.EFBIG, f"larger than {limit} bytes", rel)
