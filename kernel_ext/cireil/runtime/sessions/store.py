@@ -31,6 +31,7 @@ from typing import Any
 
 from ..messages import now_iso
 from ..pictures import Unreadable, stored_image
+from ..safefs import read_host_file
 from ..session import Session, platform_of
 from . import history_json as hj
 from . import upstream_schema as us
@@ -394,7 +395,7 @@ class SessionStore(SideIndex):
         found: dict[str, str] = {}
         config = self.agent_dir / "config"
         try:
-            cron = tomllib.loads((config / "cron.toml").read_text(encoding="utf-8"))
+            cron = tomllib.loads(read_host_file(config / "cron.toml").decode("utf-8"))  # a FIFO: no hang
         except (OSError, ValueError, RecursionError):
             cron = {}
         jobs = cron.get("jobs") if isinstance(cron.get("jobs"), list) else []
@@ -402,7 +403,7 @@ class SessionStore(SideIndex):
             if isinstance(job, dict) and job.get("execution") == "main" and isinstance(job.get("target"), str):
                 found.setdefault(job["target"], f"the cron job {job.get('id')!r} (config/cron.toml)")
         try:
-            heartbeat = tomllib.loads((config / "heartbeat.toml").read_text(encoding="utf-8"))
+            heartbeat = tomllib.loads(read_host_file(config / "heartbeat.toml").decode("utf-8"))  # a FIFO: no hang
         except (OSError, ValueError, RecursionError):
             heartbeat = {}
         if heartbeat.get("enabled") is True and isinstance(heartbeat.get("target"), str):
