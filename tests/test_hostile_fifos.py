@@ -88,3 +88,39 @@ def test_the_session_store_reads_the_job_files_without_blocking(tmp_path):
     finally:
         store.close()
     assert found == {"discord:1": "the heartbeat (config/heartbeat.toml)"}
+
+
+def test_dry_run_of_an_agent_in_a_runtime_root_with_fifos_there_finishes(tmp_path):
+    (tmp_path / "agents").mkdir()
+    agent_dir = make_agent(tmp_path / "agents")
+    (tmp_path / "config").mkdir()
+    fifos = [tmp_path / "config" / "migrations.json", agent_dir / "config" / "channels" / "discord.toml"]
+    fifos[1].parent.mkdir(parents=True)
+    for fifo in fifos:
+        os.mkfifo(fifo)
+    report = within(30, lambda: cireil.dry_run(agent_dir), fifos[0])
+    shown = [str(i) for i in report.issues]
+    assert any("migrations.json" in s and "not a regular file" in s for s in shown), shown
+    assert any("discord.toml" in s and "not a regular file" in s for s in shown), shown
+    (agent_dir / "config" / "tools.toml").unlink()
+    os.mkfifo(agent_dir / "config" / "tools.toml")
+    report = within(30, lambda: cireil.dry_run(agent_dir), agent_dir / "config" / "tools.toml")
+    assert any("config/tools.toml" in str(i) and "not a regular file" in str(i) for i in report.errors)
+
+
+def test_fifo_recorder_and_plugin_settings_are_errors_not_hangs(tmp_path):
+    from types import SimpleNamespace
+
+    from cireil.runtime.plugins.services import settings as plugin_settings
+    from cireil.runtime.recorder.settings import SettingsError, load_settings
+
+    agent_dir = make_agent(tmp_path)
+    fifo = agent_dir / "config" / "cireil.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(SettingsError, match=r"config/cireil\.toml: cannot be read \(not a regular file\)"):
+        within(30, lambda: load_settings(agent_dir), fifo)
+    (agent_dir / "config" / "plugins").mkdir()
+    fifo = agent_dir / "config" / "plugins" / "weather.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        within(30, lambda: plugin_settings(SimpleNamespace(agent_dir=agent_dir), "weather"), fifo)

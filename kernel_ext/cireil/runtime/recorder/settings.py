@@ -16,6 +16,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import safefs
+
 SETTINGS_FILE = "config/cireil.toml"
 
 
@@ -51,7 +53,7 @@ def load_settings(agent_dir: Path) -> RecorderSettings:
     """The settings, defaults where the file or a key is absent; SettingsError for a bad file."""
     path = agent_dir / SETTINGS_FILE
     try:
-        raw = path.read_bytes()
+        raw = safefs.read_host_file(path)  # a FIFO or directory: an error, never a hang
     except FileNotFoundError:
         return RecorderSettings()
     except OSError as exc:
