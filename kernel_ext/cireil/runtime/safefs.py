@@ -377,36 +377,35 @@ def _stale(name: str, info: os.stat_result, now: float) -> bool:
 def sweep_stale(directories: list[str], *, max_entries: int = 200_000) -> list[str]:
     """Remove temporary files an interrupted write left under `directories` (never following symlinks).
 
-    Returns the removed paths. The walk visits at most `max_entries` entries, so a huge tree cannot
-    hold the caller up for long.
+    Returns the removed paths. The walk goes by directory descriptors (os.fwalk) and unlinks relative
+    to them: a directory a command swaps for a symlink mid-walk cannot turn the unlink of a name in it
+    into the unlink of a file of the same name outside. It visits at most `max_entries` entries, so a
+    huge tree cannot hold the caller up for long.
     """
     import time
 
     now = time.time()
     removed: list[str] = []
     seen = 0
-    stack = [d for d in directories if os.path.isdir(d) and not os.path.islink(d)]
-    while stack and seen < max_entries:
-        directory = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = list(it)
-        except OSError:
+    for top in directories:
+        if not os.path.isdir(top) or os.path.islink(top):
             continue
-        for entry in entries:
-            seen += 1
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                elif (
-                    is_temp_name(entry.name)
-                    and entry.is_file(follow_symlinks=False)
-                    and _stale(entry.name, entry.stat(follow_symlinks=False), now)
-                ):
-                    os.unlink(entry.path)
-                    removed.append(entry.path)
-            except OSError:
-                continue
+        for root, dirs, files, rootfd in os.fwalk(top, follow_symlinks=False):
+            seen += len(dirs) + len(files)
+            for name in files:
+                if not is_temp_name(name):
+                    continue
+                try:
+                    info = os.stat(name, dir_fd=rootfd, follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode) and _stale(name, info, now):
+                        os.unlink(name, dir_fd=rootfd)
+                        removed.append(os.path.join(root, name))
+                except OSError:
+                    continue
+            if seen >= max_entries:
+                break
+        if seen >= max_entries:
+            break
     return removed
 
 
