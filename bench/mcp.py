@@ -108,6 +108,11 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=200)
     parser.add_argument("--runs", type=int, default=10)
     opts = parser.parse_args()
+    import urllib.request
+
+    proxied = any(scheme in urllib.request.getproxies() for scheme in ("http", "https", "all"))
+    route = "httpx (proxy settings in the environment)" if proxied else "its own HTTP/1.1 (mcp/h1.py)"
+    print(f"cireil's client speaks {route}; the SDK client speaks httpx")
     print(f"(a) {opts.calls} sequential tools/call round trips, ms per call (median)")
     for mode, flags in (("SSE", ()), ("JSON", ("--json",))):
         with sdk_server(*flags) as url:

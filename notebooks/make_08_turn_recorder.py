@@ -18,7 +18,8 @@ CELLS = [
         "2. see the tokens, time and cost of your turns;\n"
         "3. **replay** the turn offline, with no key and no network, and see what changed;\n"
         "4. **export** it as a pytest file that fails when the agent's tools stop behaving as recorded;\n"
-        "5. **fork** it from a step with an edited call, and step through a turn from Python.\n\n"
+        "5. **fork** it from a step with an edited call, and step through a turn from Python;\n"
+        "6. step through a turn with **buttons**: approve, edit, skip or mock each tool call.\n\n"
         "As in tutorial 06, the model is a scripted stand-in on `127.0.0.1`, so this runs anywhere."
     ),
     code(
@@ -183,6 +184,40 @@ CELLS = [
         'outcome = agent.turn("What files are in my workspace?", on_tool_call=review)\n'
         "print(outcome.text)"
     ),
+    md(
+        "## 7. Step through a turn with buttons\n\n"
+        "`%%cireil_agent --step` does the same in the notebook: the turn pauses before each tool call and shows\n"
+        "what the model asks for, with four buttons:\n\n"
+        "- **Approve** runs the call as the model asked;\n"
+        "- **Edit arguments** opens a form built from the tool's schema, filled in with the model's arguments;\n"
+        "  **Run with these arguments** runs it once the tool accepts them (a wrong value is named, and the call\n"
+        "  keeps waiting);\n"
+        "- **Skip** does not run it, and the model is told so;\n"
+        "- **Mock result** gives the model your text instead of running the call (a JSON object as written,\n"
+        '  other text as `{"result": …}`).\n\n'
+        "The cell returns at once and the turn goes on below it as you click: a cell that waited for a click\n"
+        "would never get it, since the kernel handles clicks only between cells. Here the model will write a\n"
+        "to-do list and then answer."
+    ),
+    code(
+        "llm.script(\n"
+        '    reply.tool_calls(("write", {"path": "/workspace/todo.md", "content": "- water the beans\\n"})),\n'
+        '    reply.tool_calls(("respond", {"content": "Your to-do list is in /workspace/todo.md."})),\n'
+        ")"
+    ),
+    code("%%cireil_agent --step\nPut watering the beans on my to-do list."),
+    md(
+        "Click **Edit arguments**, add a line `- sow the radishes` to `content`, and press **Run with these\n"
+        "arguments**; then **Approve** the `respond` call. **Stop turn** — or `%cireil stop`, or interrupting\n"
+        "the kernel (■) while the turn waits — ends it at its last complete step instead, as any interrupted\n"
+        "turn.\n\n"
+        "Then run the next cell. Its `%cireil stop` ends the turn if it is still waiting (after *Run All* nobody\n"
+        "has clicked yet), and `%cireil steps` shows the recording, which keeps what you did: the call is marked\n"
+        "`write (edited)`, and it folds open to the arguments the model asked for and the ones it ran with. A\n"
+        "replay does the same again: the edited call runs with your arguments, a skipped or mocked call gives\n"
+        "the model the recorded result."
+    ),
+    code("%cireil stop\n%cireil steps"),
     code("llm.stop()"),
 ]
 

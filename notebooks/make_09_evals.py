@@ -43,13 +43,16 @@ CELLS = [
         "## 2. Run them\n\n"
         "With no file named, `%cireil eval` runs the loaded agent's `evals/` folder against every variant. The\n"
         "grid fills in as runs finish. Each cell is the passes out of the runs, the mean tokens and seconds;\n"
-        "click a cell to open its runs: each failed one lists the checks that failed."
+        "click a cell to open its runs: each failed one lists the checks that failed, and one more click opens\n"
+        "the turn it recorded — every model call, what was sent, what came back, and the tool calls made."
     ),
     code("%cireil eval"),
     md(
         "Without `schedule`, the reminder scenario fails: the model still asks for the tool, and the runtime\n"
         "answers that it is not available. Every other scenario is unaffected — that is the kind of answer an\n"
-        "eval gives before you ship a change."
+        "eval gives before you ship a change. Open the `no-schedule` cell of `reminder`, then **recorded turn**\n"
+        "under the failed run: step 1 shows the model calling `schedule`, step 2's diff the refusal it got back.\n"
+        "Each run worked on a copy of the agent that is gone now; a failed run's turn came back with its result."
     ),
     md(
         "## 3. Your own scenario, against a model\n\n"
@@ -103,8 +106,29 @@ CELLS = [
     md(
         "`terse-list` tells the model less about `list-dir`: with a real model, that is where pass rates move.\n"
         "The stand-in follows fixed rules, so here only `no-list` changes the result.\n\n"
-        "A bad scenario file is reported like every configuration file — every problem at once, with its line:"
+        "The failed runs keep their recorded turns in the JSON file too. From Python they are the same\n"
+        "`RecordedTurn` objects `agent.turns()` gives (tutorial 08): steps with the request, the reply and the\n"
+        "tool calls. Here is what the model did without `list-dir`:"
     ),
+    code(
+        "from cireil.runtime.evals.report import EvalReport\n\n"
+        "report = EvalReport.load('before.json')\n"
+        "failed = report.failed()[0]\n"
+        "print(failed.variant, failed.failures)\n"
+        "for step in failed.turns[0].steps:\n"
+        "    print(step.n, [(c.name, c.arguments, c.result.get('error')) for c in step.calls])"
+    ),
+    md("In a shell (or a CI log), `cireil eval-show` lists the failed runs of a result file and opens one:"),
+    code(
+        "import subprocess\n"
+        "import sys\n\n"
+        "def cireil(*args):\n"
+        "    out = subprocess.run([sys.executable, '-m', 'cireil', *args], capture_output=True, text=True)\n"
+        "    print(out.stdout, out.stderr, sep='')\n\n"
+        "cireil('eval-show', 'before.json')\n"
+        "cireil('eval-show', 'before.json', failed.run_id)"
+    ),
+    md("A bad scenario file is reported like every configuration file — every problem at once, with its line:"),
     code(
         "(mine / 'typo.toml').write_text(\n"
         '    \'message = "hi"\\n[expect]\\norder = "strictly"\\n[answr]\\ncontains = "x"\\n\'\n'
@@ -124,8 +148,6 @@ CELLS = [
         "llm.default = wren"
     ),
     code(
-        "import subprocess\n"
-        "import sys\n\n"
         "out = subprocess.run([sys.executable, '-m', 'cireil', 'eval-compare', 'before.json', 'after.json'],\n"
         "                     capture_output=True, text=True)\n"
         "print(out.stdout, 'exit status', out.returncode)"

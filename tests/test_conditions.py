@@ -485,8 +485,6 @@ def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each
         shown = [str(w) for w in agent.warnings]
     finally:
         agent.close()
-    engine = (agent_dir / "config" / "engine.toml").read_text().splitlines()
-    codex_line = engine.index('kind = "openai-codex"') + 1
     expected_starts = [
         # conditions are honoured; the one note is the example's block file, which the example does not include
         "config/conditions.toml:1: warning: block 'after-hours': blocks/conditional/after-hours.md does not exist",
@@ -496,7 +494,8 @@ def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each
         "config/heartbeat.toml:1: warning: the heartbeat pulses in cireil while the kernel lives",
         "config/summarization.toml: warning: has no effect",
         "config/channels/discord.toml: warning: has no effect here: cireil has no Discord channel",
-        f"config/engine.toml:{codex_line}: warning: provider 'codex' has kind = \"openai-codex\", which cireil",
+        "../../config/openai-codex/default.json: warning: does not exist: the original CireilClaw creates it with "
+        "`cireilclaw codex --authId default`",
         "../../config/plugins.toml:1: warning: plugin package '@cireilclaw/plugin-brave-search' skipped",
         "../../config/plugins.toml:4: warning: plugin 'weather-local' skipped",
     ]
@@ -519,7 +518,10 @@ def test_a_cron_file_the_original_refuses_is_named(tmp_path):
         '[[jobs]]\nid = "x"\nprompt = "p"\nschedule = { every = 5 }\ncolour = "red"\n'
     )
     shown = [str(w) for w in cireil.dry_run(agent_dir).warnings]
-    assert "config/cron.toml:4: warning: the original CireilClaw refuses this file: 'every' must be" in "\n".join(shown)
+    assert (
+        "config/cron.toml:4: warning: the original CireilClaw refuses this file: 'jobs[0].schedule.every' must be"
+        in "\n".join(shown)
+    )
     assert any(
         s.startswith("config/cron.toml:5: warning: the original CireilClaw refuses this file: unknown key")
         for s in shown

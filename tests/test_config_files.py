@@ -64,7 +64,7 @@ def test_a_config_file_that_is_not_a_regular_file_is_a_clear_error(tmp_path, rel
 
 
 def test_engine_toml_as_a_fifo_fails_the_turn_config_not_the_kernel(tmp_path):
-    from cireil.runtime.engine.config import load_engine_config
+    from cireil.runtime.config.engine_config import load_engine_config
     from cireil.runtime.errors import ConfigError
 
     agent = make_agent(tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import cireil
+from cireil.runtime.config.checker import label
 from cireil.runtime.config.mcp_config import McpServer, parse_mcp_config, transport_owned
 from cireil.runtime.config.tomlsource import TomlSource
 from cireil.runtime.errors import ConfigError
@@ -64,19 +65,23 @@ def test_good_server_names(name):
 )
 def test_url_must_be_http_or_https(url):
     assert messages(server(url=url)) == [
-        f"config/mcp.toml:2: server 'docs': url must be http:// or https://, not {url!r}"
+        f"config/mcp.toml:2: 'servers.docs.url' must be http:// or https://, not \"{url}\""
     ]
 
 
 def test_url_required():
-    assert messages("[servers.docs]\ntimeout = 5\n") == ["config/mcp.toml:1: [servers.docs] needs a url"]
-    assert messages("[servers.docs]\nurl = 5\n") == ["config/mcp.toml:2: [servers.docs] needs a url"]
+    assert messages("[servers.docs]\ntimeout = 5\n") == ["config/mcp.toml:1: 'servers.docs.url' is required"]
+    assert messages("[servers.docs]\nurl = 5\n") == [
+        "config/mcp.toml:2: 'servers.docs.url' must be an http:// or https:// URL, not 5"
+    ]
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "1.5", '"60000"', "true"])
 def test_timeout_positive_integer(value):
     [message] = messages(server(extra=f"timeout = {value}\n"))
-    assert message.startswith("config/mcp.toml:3: server 'docs': timeout must be a positive whole number")
+    assert message.startswith(
+        "config/mcp.toml:3: 'servers.docs.timeout' must be a whole number of milliseconds >= 1, not "
+    )
 
 
 def test_unknown_keys():
@@ -84,17 +89,21 @@ def test_unknown_keys():
         "config/mcp.toml:3: unknown key 'retries' in [servers.docs] (expected: url, timeout, headers)"
     ]
     assert messages('version = 1\n[servers.docs]\nurl = "https://x.org"\n') == [
-        "config/mcp.toml:1: unknown key 'version' (expected [servers.<name>] tables)"
+        "config/mcp.toml:1: unknown key 'version' (expected: servers)"
     ]
 
 
 def test_shape_errors():
-    assert messages('servers = "x"\n') == ["config/mcp.toml:1: 'servers' must be a table of [servers.<name>] tables"]
-    assert messages('[[servers]]\nurl = "https://x.org"\n') == [
-        "config/mcp.toml:1: 'servers' must be a table of [servers.<name>] tables"
+    assert messages('servers = "x"\n') == [
+        "config/mcp.toml:1: 'servers' must be a table of [servers.<name>] tables, not \"x\""
     ]
-    assert messages("[servers]\ndocs = 1\n") == ["config/mcp.toml:2: [servers.docs] must be a table with a url"]
-    assert messages(server(extra='headers = "x"\n')) == ["config/mcp.toml:3: [servers.docs.headers] must be a table"]
+    assert messages('[[servers]]\nurl = "https://x.org"\n') == [
+        "config/mcp.toml:1: 'servers' must be a table of [servers.<name>] tables, not an array"
+    ]
+    assert messages("[servers]\ndocs = 1\n") == ["config/mcp.toml:2: 'servers.docs' must be a table, not 1"]
+    assert messages(server(extra='headers = "x"\n')) == [
+        "config/mcp.toml:3: 'servers.docs.headers' must be a table, not \"x\""
+    ]
 
 
 TRANSPORT = [
@@ -117,7 +126,7 @@ TRANSPORT = [
 def test_transport_owned_headers_refused_case_insensitively(header):
     text = server(extra=f'[servers.docs.headers]\nAuthorization = "x"\n"{header}" = "v"\n')
     assert messages(text) == [
-        f"config/mcp.toml:5: server 'docs': header '{header}' is owned by the MCP transport and cannot be set"
+        f"config/mcp.toml:5: 'servers.docs.headers.{label(header)}' is owned by the MCP transport and cannot be set"
     ]
     assert transport_owned(header)
 
@@ -130,13 +139,13 @@ def test_other_headers_allowed(header):
 
 def test_header_value_and_name_rules():
     assert messages(server(extra="[servers.docs.headers]\nX-N = 5\n")) == [
-        "config/mcp.toml:4: server 'docs': header 'X-N' must be a one-line string"
+        "config/mcp.toml:4: 'servers.docs.headers.X-N' must be a one-line string, not 5"
     ]
     assert messages(server(extra='[servers.docs.headers]\nX-N = "a\\nb"\n')) == [
-        "config/mcp.toml:4: server 'docs': header 'X-N' must be a one-line string"
+        "config/mcp.toml:4: 'servers.docs.headers.X-N' must be a one-line string"
     ]
     assert messages(server(extra='[servers.docs.headers]\n"Bad Name" = "v"\n')) == [
-        "config/mcp.toml:4: server 'docs': 'Bad Name' is not a valid header name"
+        "config/mcp.toml:4: 'servers.docs.headers.\"Bad Name\"' is not a valid header name"
     ]
 
 

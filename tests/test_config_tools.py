@@ -62,12 +62,12 @@ def test_empty_file_enables_nothing(tmp_path):
 )
 def test_each_tool_must_be_a_boolean(tmp_path, line, shown):
     agent = agent_with(tmp_path, f"# header\n{OK_PREFIX}session-info = {line}\n")
-    assert errors(agent) == [f"config/tools.toml:4: tool 'session-info' must be true or false, not {shown}"]
+    assert errors(agent) == [f"config/tools.toml:4: 'session-info' must be true or false, not {shown}"]
 
 
 def test_tool_table_is_not_a_boolean(tmp_path):
     agent = agent_with(tmp_path, f"{OK_PREFIX}\n[session-info]\nenabled = true\n")
-    assert errors(agent) == ["config/tools.toml:4: tool 'session-info' must be true or false, not a table"]
+    assert errors(agent) == ["config/tools.toml:4: 'session-info' must be true or false, not a table"]
 
 
 # -- unknown, removed and not-yet-provided tools -----------------------------------------------------
@@ -235,26 +235,32 @@ def test_exec_enabled_as_table_or_true_loads_the_exec_tool(tmp_path):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("timeout = 999", "'exec.timeout' must be at least 1000 milliseconds, not 999"),
-        ("timeout = 1500.5", "'exec.timeout' must be a whole number, not 1500.5"),
-        ('timeout = "60s"', "'exec.timeout' must be a whole number, not \"60s\""),
-        ("timeout = true", "'exec.timeout' must be a whole number, not true"),
-        ("inlineThresholdBytes = -1", "'exec.inlineThresholdBytes' must be at least 0, not -1"),
-        ("previewHead = -1", "'exec.previewHead' must be at least 0, not -1"),
-        ("previewTail = -5", "'exec.previewTail' must be at least 0, not -5"),
-        ("maxPreviewLineLength = 0", "'exec.maxPreviewLineLength' must be at least 1, not 0"),
+        ("timeout = 999", "'exec.timeout' must be a whole number of milliseconds >= 1000, not 999"),
+        ("timeout = 1500.5", "'exec.timeout' must be a whole number of milliseconds >= 1000, not 1500.5"),
+        ('timeout = "60s"', "'exec.timeout' must be a whole number of milliseconds >= 1000, not \"60s\""),
+        ("timeout = true", "'exec.timeout' must be a whole number of milliseconds >= 1000, not true"),
+        ("inlineThresholdBytes = -1", "'exec.inlineThresholdBytes' must be a whole number >= 0, not -1"),
+        ("previewHead = -1", "'exec.previewHead' must be a whole number >= 0, not -1"),
+        ("previewTail = -5", "'exec.previewTail' must be a whole number >= 0, not -5"),
+        ("maxPreviewLineLength = 0", "'exec.maxPreviewLineLength' must be a whole number >= 1, not 0"),
         ('enabled = "yes"', "'exec.enabled' must be true or false, not \"yes\""),
         ("inline = 1", "'exec.inline' must be true or false, not 1"),
-        ('outputDir = ""', "'exec.outputDir' must be a non-empty string"),
-        ('outputDir = "   "', "'exec.outputDir' must be a non-empty string"),
-        ("outputDir = 3", "'exec.outputDir' must be a non-empty string"),
+        ('outputDir = ""', "'exec.outputDir' must be a non-empty string, not \"\""),
+        ('outputDir = "   "', "'exec.outputDir' must be a non-empty string, not \"   \""),
+        ("outputDir = 3", "'exec.outputDir' must be a non-empty string, not 3"),
         (
             'outputDir = "workspace/out"',
             "'exec.outputDir' must be an absolute sandbox path such as /workspace/.exec-output",
         ),
-        ('hostEnvPassthrough = "PATH"', "'exec.hostEnvPassthrough' must be a list of non-empty variable names"),
+        (
+            'hostEnvPassthrough = "PATH"',
+            "'exec.hostEnvPassthrough' must be a list of non-empty variable names, not \"PATH\"",
+        ),
         ('hostEnvPassthrough = ["PATH", ""]', "'exec.hostEnvPassthrough' must be a list of non-empty variable names"),
-        ("hostEnvPassthrough = [1]", "'exec.hostEnvPassthrough' must be a list of non-empty variable names"),
+        (
+            "hostEnvPassthrough = [1]",
+            "'exec.hostEnvPassthrough' must be a list of non-empty variable names, not an array",
+        ),
     ],
 )
 def test_exec_field_bounds_and_types(tmp_path, line, message):
@@ -268,10 +274,12 @@ def test_exec_unknown_keys_with_did_you_mean_and_binaries_pointer(tmp_path):
         f'{OK_PREFIX}[exec]\nenabled = false\ntimout = 2000\nbinaries = ["git"]\ncolour = 1\n',
     )
     assert errors(agent) == [
-        "config/tools.toml:5: unknown key 'exec.timout' (did you mean 'timeout'?)",
-        "config/tools.toml:6: unknown key 'exec.binaries'; the binary allowlist belongs in "
-        "config/sandbox.toml under [bwrap] binaries",
-        "config/tools.toml:7: unknown key 'exec.colour'",
+        "config/tools.toml:5: unknown key 'timout' in [exec] (did you mean 'timeout'?)",
+        "config/tools.toml:6: unknown key 'binaries' in [exec] (the binary allowlist belongs in "
+        "config/sandbox.toml under [bwrap] binaries)",
+        "config/tools.toml:7: unknown key 'colour' in [exec] (expected: enabled, timeout, inline, "
+        "inlineThresholdBytes, outputDir, previewHead, previewTail, maxPreviewLineLength, hostEnvPassthrough, "
+        "maxOutputBytes, maxProcesses)",
     ]
 
 
@@ -284,9 +292,10 @@ def test_exec_must_be_bool_or_table(tmp_path, value):
 
 def test_exec_inline_table_and_dotted_keys_are_located(tmp_path):
     agent = agent_with(tmp_path, f"{OK_PREFIX}exec = {{ enabled = false, timeout = 10 }}\n")
-    assert errors(agent) == ["config/tools.toml:3: 'exec.timeout' must be at least 1000 milliseconds, not 10"]
+    timeout = "'exec.timeout' must be a whole number of milliseconds >= 1000"
+    assert errors(agent) == [f"config/tools.toml:3: {timeout}, not 10"]
     agent = agent_with(tmp_path, f"{OK_PREFIX}exec.enabled = false\n\nexec.previewTail = -1\n")
-    assert errors(agent) == ["config/tools.toml:5: 'exec.previewTail' must be at least 0, not -1"]
+    assert errors(agent) == ["config/tools.toml:5: 'exec.previewTail' must be a whole number >= 0, not -1"]
 
 
 def test_multiline_values_do_not_confuse_line_numbers(tmp_path):
@@ -301,7 +310,8 @@ def test_multiline_values_do_not_confuse_line_numbers(tmp_path):
         "timeout = 3\n"
     )
     agent = agent_with(tmp_path, text)
-    assert errors(agent) == ["config/tools.toml:8: 'exec.timeout' must be at least 1000 milliseconds, not 3"]
+    timeout = "'exec.timeout' must be a whole number of milliseconds >= 1000"
+    assert errors(agent) == [f"config/tools.toml:8: {timeout}, not 3"]
 
 
 # -- many errors at once, syntax errors -------------------------------------------------------------
@@ -354,7 +364,7 @@ def test_non_utf8_file_gives_a_line(tmp_path):
 def test_escaped_and_non_ascii_quoted_keys_are_located(tmp_path):
     agent = agent_with(tmp_path, 'list-dir = true\n"wri\\u0074e" = 1\n"café" = true\n"caf\\u00e9x" = true\n')
     assert errors(agent) == [
-        "config/tools.toml:2: tool 'write' must be true or false, not 1",
+        "config/tools.toml:2: 'write' must be true or false, not 1",
         "config/tools.toml:3: unknown tool 'café'",
         "config/tools.toml:4: unknown tool 'caféx'",
     ]

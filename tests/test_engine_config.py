@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.engine.config import (
+from cireil.runtime.config.engine_config import (
     ENGINE_FILE,
     KeySource,
     MissingApiKey,
@@ -14,6 +13,7 @@ from cireil.runtime.engine.config import (
     load_engine_config,
     parse_engine_config,
 )
+from cireil.runtime.config.tomlsource import TomlSource
 from cireil.runtime.errors import ConfigError
 from conftest import make_agent
 
@@ -192,14 +192,13 @@ def test_env_key_read_from_process_environment(monkeypatch):
     assert KeySource(env="CIREIL_TEST_ENGINE_KEY").resolve() == "sk-from-env"
 
 
-@pytest.mark.parametrize("kind", ["openai-codex"])  # anthropic is spoken now (tests/test_anthropic.py)
-def test_kinds_cireil_does_not_speak_are_valid_config(kind):
-    config, issues = parse(provider(f'kind = "{kind}"\nauthId = "me"\n'))
+def test_every_kind_of_the_original_is_spoken_and_keeps_its_auth_id():
+    config, issues = parse(provider('kind = "openai-codex"\nauthId = "me"\n'))
     assert issues == []
     chosen = config.providers["local"]
-    assert (chosen.kind, chosen.auth_id, chosen.line) == (kind, "me", 5)
-    assert f'has kind = "{kind}", which cireil does not support yet' in chosen.unsupported()
-    assert config.providers["local"].unsupported() is not None
+    assert (chosen.kind, chosen.auth_id, chosen.line) == ("openai-codex", "me", 5)
+    assert chosen.unsupported() is None  # its login is checked at load and each turn (tests/test_codex.py)
+    assert parse(provider('kind = "anthropic"\n'))[0].providers["local"].unsupported() is None
     assert parse(provider())[0].providers["local"].unsupported() is None
 
 
@@ -207,35 +206,35 @@ def test_kinds_cireil_does_not_speak_are_valid_config(kind):
 @pytest.mark.parametrize(
     ("extra", "line", "expected"),
     [
-        ("foo = 3\n", 5, "unknown key 'foo' in [local] (expected one of: apiBase, apiKey, authId"),
+        ("foo = 3\n", 5, "unknown key 'foo' in [local] (expected: apiBase, apiKey, authId"),
         ("maxTurn = 3\n", 5, "unknown key 'maxTurn' in [local] (did you mean 'maxTurns'?)"),
-        ('kind = "anthropic-oauth"\n', 5, "local.kind must be one of 'openai', 'anthropic', 'openai-codex', not"),
-        ('kind = "gemini"\n', 5, "not 'gemini'"),
-        ("apiKey = []\n", 5, "local.apiKey must list at least one key, not []"),
-        ("apiKey = 5\n", 5, "local.apiKey must be a non-empty string, a list of them, or { env"),
-        ('apiKey = ""\n', 5, "local.apiKey must be a non-empty string"),
-        ('apiKey = ["a", ""]\n', 5, "local.apiKey must be a non-empty string"),
+        ('kind = "anthropic-oauth"\n', 5, "'local.kind' must be one of 'openai', 'anthropic', 'openai-codex', not"),
+        ('kind = "gemini"\n', 5, 'not "gemini"'),
+        ("apiKey = []\n", 5, "'local.apiKey' must list at least one key, not []"),
+        ("apiKey = 5\n", 5, "'local.apiKey' must be a non-empty string, a list of them, or { env"),
+        ('apiKey = ""\n', 5, "'local.apiKey' must be a non-empty string"),
+        ('apiKey = ["a", ""]\n', 5, "'local.apiKey' must be a non-empty string"),
         ('apiKey = { name = "X" }\n', 5, "not a table with keys name"),
-        ('apiKey = ["a", { env = "" }]\n', 5, "local.apiKey must be a non-empty string"),
-        ('authId = ""\n', 5, "local.authId must be a non-empty string"),
-        ("maxTurns = 0\n", 5, "local.maxTurns must be a whole number >= 1, not 0"),
-        ("maxTurns = true\n", 5, "maxTurns must be a whole number >= 1, not True"),
-        ("maxTurns = 2.5\n", 5, "maxTurns must be a whole number >= 1"),
-        ("maxGenerationRetries = -1\n", 5, "maxGenerationRetries must be a whole number >= 0"),
-        ('useToolChoiceAuto = "yes"\n', 5, "useToolChoiceAuto must be true or false"),
-        ("useJpegForImages = 1\n", 5, "useJpegForImages must be true or false"),
-        ("useFilesApi = true\n", 5, 'local.useFilesApi must be "kimi" or false, not True'),
+        ('apiKey = ["a", { env = "" }]\n', 5, "'local.apiKey' must be a non-empty string"),
+        ('authId = ""\n', 5, "'local.authId' must be a non-empty string"),
+        ("maxTurns = 0\n", 5, "'local.maxTurns' must be a whole number >= 1, not 0"),
+        ("maxTurns = true\n", 5, "maxTurns' must be a whole number >= 1, not true"),
+        ("maxTurns = 2.5\n", 5, "maxTurns' must be a whole number >= 1"),
+        ("maxGenerationRetries = -1\n", 5, "maxGenerationRetries' must be a whole number >= 0"),
+        ('useToolChoiceAuto = "yes"\n', 5, "useToolChoiceAuto' must be true or false"),
+        ("useJpegForImages = 1\n", 5, "useJpegForImages' must be true or false"),
+        ("useFilesApi = true\n", 5, "'local.useFilesApi' must be \"kimi\" or false, not true"),
         ('useFilesApi = "openai"\n', 5, 'must be "kimi" or false'),
-        ('customHeaders = { "Bad Header" = "x" }\n', 5, "'Bad Header' is not a valid HTTP header name"),
-        ("customHeaders = { X-A = 1 }\n", 5, "header 'X-A' must be a non-empty one-line string"),
-        ('customHeaders = { X-A = "" }\n', 5, "header 'X-A' must be a non-empty one-line string"),
-        ("customHeaders = { X-A = [] }\n", 5, "header 'X-A' must be"),
-        ('customHeaders = { X-A = "a\\r\\nX-Evil: 1" }\n', 5, "header 'X-A' must be a non-empty one-line string"),
-        ('customHeaders = "x"\n', 5, "local.customHeaders must be a table"),
-        ('availableModels = "m"\n', 5, 'local.availableModels must be "analyze" or a non-empty list'),
+        ('customHeaders = { "Bad Header" = "x" }\n', 5, 'customHeaders."Bad Header"\' is not a valid header name'),
+        ("customHeaders = { X-A = 1 }\n", 5, "customHeaders.X-A' must be a non-empty one-line string"),
+        ('customHeaders = { X-A = "" }\n', 5, "customHeaders.X-A' must be a non-empty one-line string"),
+        ("customHeaders = { X-A = [] }\n", 5, "customHeaders.X-A' must be"),
+        ('customHeaders = { X-A = "a\\r\\nX-Evil: 1" }\n', 5, "customHeaders.X-A' must be a non-empty one-line string"),
+        ('customHeaders = "x"\n', 5, "'local.customHeaders' must be a table"),
+        ('availableModels = "m"\n', 5, "'local.availableModels' must be \"analyze\" or a non-empty list"),
         ("availableModels = []\n", 5, "non-empty list of model names, not []"),
         ('availableModels = [""]\n', 5, "non-empty list of model names"),
-        ('models = "x"\n', 5, "local.models must hold model tables"),
+        ('models = "x"\n', 5, "'local.models' must hold model tables"),
     ],
 )
 def test_provider_errors(extra, line, expected):
@@ -248,24 +247,24 @@ def test_provider_errors(extra, line, expected):
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("ftp://h/v1", "must be an http:// or https:// URL"),
-        ("localhost:1234", "must be an http:// or https:// URL"),  # WHATWG accepts it; no request could be made
-        ("http://", "must name a host"),
-        ("http://[zzz]/v1", "is not a usable URL"),
-        ("http://[::1/v1", "is not a usable URL (Invalid IPv6 URL)"),
-        ("http://h:99999/v1", "is not a usable URL (Port out of range"),
+        ("ftp://h/v1", "must be http:// or https://"),
+        ("localhost:1234", "must be http:// or https://"),  # WHATWG accepts it; no request could be made
+        ("http://", "must be http:// or https://, not"),
+        ("http://[zzz]/v1", "cannot be parsed"),
+        ("http://[::1/v1", "cannot be parsed (Invalid IPv6 URL)"),
+        ("http://h:99999/v1", "has port '99999', not a number from 0 to 65535"),
         ("http://h:0/v1", "has port 0"),
-        ("http://h:x/v1", "is not a usable URL"),
-        ("http://h/v1\\r\\nHost: evil", "must be one line without spaces or control characters"),
-        ("http://h/v1\\n", "must be one line"),
-        ("http://h /v1", "without spaces"),
+        ("http://h:x/v1", "has port 'x'"),
+        ("http://h/v1\\r\\nHost: evil", "contains a carriage return (CR)"),
+        ("http://h/v1\\n", "contains a line feed (LF)"),
+        ("http://h /v1", "contains a space"),
         ("https://h/v1?key=1", "must not have a ?query"),
     ],
 )
 def test_unusable_api_base_is_an_error_at_its_line(url, expected):
     found = errors(f'[local]\ndefaultModel = "m"\nisGlobalDefault = true\napiBase = "{url}"\n')
     assert len(found) == 1, found
-    assert found[0].startswith("config/engine.toml:4: local.apiBase "), found
+    assert found[0].startswith("config/engine.toml:4: 'local.apiBase' "), found
     assert expected in found[0], found
 
 
@@ -277,14 +276,14 @@ def test_usable_api_bases(url):
 @pytest.mark.parametrize(
     ("text", "line", "expected"),
     [
-        ('[local]\ndefaultModel = "m"\nisGlobalDefault = true\n', 1, "local.apiBase is required"),
-        ('[local]\napiBase = "http://h/v1"\nisGlobalDefault = true\n', 1, "local.defaultModel is required"),
+        ('[local]\ndefaultModel = "m"\nisGlobalDefault = true\n', 1, "'local.apiBase' is required"),
+        ('[local]\napiBase = "http://h/v1"\nisGlobalDefault = true\n', 1, "'local.defaultModel' is required"),
         ('[local]\napiBase = "http://h"\ndefaultModel = ""\nisGlobalDefault = true\n', 3, "must be a non-empty string"),
         ("# nothing\n", None, "no providers"),
         ('name = "x"\n', 1, "'name' must be a provider table"),
         ('[local]\napiBase = "http://h"\ndefaultModel = "m"\n', 1, "there is no global default provider"),
         ('[""]\napiBase = "http://h"\ndefaultModel = "m"\nisGlobalDefault = true\n', 1, "must not be empty"),
-        ('[local.models.m]\nreasoning = "low"\n', 1, "local.apiBase is required"),
+        ('[local.models.m]\nreasoning = "low"\n', 1, "'local.apiBase' is required"),
     ],
 )
 def test_file_errors(text, line, expected):
@@ -312,17 +311,17 @@ def test_a_provider_named_providers_is_not_the_old_layout():
 @pytest.mark.parametrize(
     ("model_line", "expected"),
     [
-        ('contextWindow = "big"', "contextWindow must be a number of tokens"),
-        ("contextBudget = 0.05", "contextBudget must be a number from 0.1 to 1, not 0.05"),
-        ("contextBudget = 1.5", "contextBudget must be a number from 0.1 to 1"),
-        ("contextHardBudget = 0", "contextHardBudget must be a number from 0.1 to 1"),
-        ("maxImagesPerRequest = 0", "maxImagesPerRequest must be a whole number >= 1, not 0"),
-        ('reasoning = "mid"', "reasoning must be true, false or one of 'xhigh', 'high', 'medium'"),
-        ("reasoning = 1", "reasoning must be true, false or one of"),
-        ("reasoningBudget = -1", "reasoningBudget must be a whole number >= 0"),
-        ('supportsVision = "no"', "supportsVision must be true or false"),
-        ("supportsVideo = 0", "supportsVideo must be true or false"),
-        ("toolFailThreshold = 0", "toolFailThreshold must be a whole number >= 1, not 0"),
+        ('contextWindow = "big"', "contextWindow' must be a number of tokens"),
+        ("contextBudget = 0.05", "contextBudget' must be a number from 0.1 to 1, not 0.05"),
+        ("contextBudget = 1.5", "contextBudget' must be a number from 0.1 to 1"),
+        ("contextHardBudget = 0", "contextHardBudget' must be a number from 0.1 to 1"),
+        ("maxImagesPerRequest = 0", "maxImagesPerRequest' must be a whole number >= 1, not 0"),
+        ('reasoning = "mid"', "reasoning' must be true, false or one of 'xhigh', 'high', 'medium'"),
+        ("reasoning = 1", "reasoning' must be true, false or one of"),
+        ("reasoningBudget = -1", "reasoningBudget' must be a whole number >= 0"),
+        ('supportsVision = "no"', "supportsVision' must be true or false"),
+        ("supportsVideo = 0", "supportsVideo' must be true or false"),
+        ("toolFailThreshold = 0", "toolFailThreshold' must be a whole number >= 1, not 0"),
         ("contextWindw = 5", "unknown key 'contextWindw' in [local.models.\"gpt-4.1\"] (did you mean"),
     ],
 )
@@ -339,8 +338,8 @@ def test_model_values_the_original_accepts_but_cireil_cannot_use_are_warnings():
     config, issues = parse(text)
     assert config is not None
     assert [str(i) for i in issues] == [
-        "config/engine.toml:7: warning: local.models.m.contextWindow = 0 is ignored: no context fits in it",
-        "config/engine.toml:9: warning: local.models.m.contextHardBudget (0.5) is below contextBudget (0.9): "
+        "config/engine.toml:7: warning: 'local.models.m.contextWindow' = 0 is ignored: no context fits in it",
+        "config/engine.toml:9: warning: 'local.models.m.contextHardBudget' (0.5) is below contextBudget (0.9): "
         "every prune overshoots",
     ]
     assert config.providers["local"].model_config("m").context_window is None
@@ -399,7 +398,7 @@ def test_use_jpeg_for_images_is_honoured_and_files_api_is_warned_about():
     config, issues = parse(provider('useJpegForImages = true\nuseFilesApi = "kimi"\n'))
     assert config is not None
     assert [str(i) for i in issues] == [
-        "config/engine.toml:6: warning: local.useFilesApi has no effect in cireil (videos are sent inline)",
+        "config/engine.toml:6: warning: 'local.useFilesApi' has no effect in cireil (videos are sent inline)",
     ]
     assert config.providers["local"].use_jpeg_for_images
 
@@ -489,7 +488,7 @@ def test_load_valid_and_invalid_files(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_engine_config(agent)
     assert [str(i) for i in info.value.issues] == [
-        "config/engine.toml:5: local.maxTurns must be a whole number >= 1, not 0"
+        "config/engine.toml:5: 'local.maxTurns' must be a whole number >= 1, not 0"
     ]
     (agent / ENGINE_FILE).write_text("[local\n")
     with pytest.raises(ConfigError) as info:

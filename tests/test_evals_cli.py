@@ -72,10 +72,48 @@ def test_eval_prints_the_grid_writes_ci_files_and_gates_on_min_pass(tmp_path, se
     assert "2/4 runs passed (50%)" in out.stdout
     assert "[4/4]" in out.stderr  # progress, one line per run when stderr is not a terminal
     assert json.loads((tmp_path / "r.json").read_text())["pass_rate"] == 0.5
+    assert f"open a failed run's recorded turn: cireil eval-show {tmp_path / 'r.json'} RUN_ID" in out.stdout
     assert len(ET.parse(tmp_path / "r.xml").getroot().findall("testsuite")) == 2
     only = cireil("eval", agent, evals / "notes.toml", "--variant", "baseline", "--min-pass", "0.9")
     assert only.returncode == 1
     assert "pass rate 0% is below --min-pass 90%" in only.stderr
+
+
+def test_eval_show_opens_a_failed_runs_recorded_turn(tmp_path, setup, llm):
+    agent, evals = setup
+    llm.default = model(first_by_description)
+    ran = cireil("eval", agent, evals, "--json", tmp_path / "r.json", "--min-pass", "0")
+    assert ran.returncode == 0, ran.stderr
+    report = EvalReport.load(tmp_path / "r.json")
+    (failed,) = report.failed()
+    listing = cireil("eval-show", tmp_path / "r.json")
+    assert listing.returncode == 0
+    assert listing.stdout.splitlines()[0] == (
+        f'{failed.run_id}  notes [baseline #1] fail: call 1: expected read(path="/workspace/notes.md"): got list-dir'
+    )
+    shown = cireil("eval-show", tmp_path / "r.json", failed.run_id)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith(f"FAIL notes [baseline #1] run {failed.run_id} · session notebook:eval")
+    assert "turn 1 · 'what is in my notes?' · ended respond" in lines
+    assert "recorded turn 1: 2 model calls" in lines
+    assert '    → list-dir {"path": "/workspace"}: ok' in lines  # the call the scripted model made, as it made it
+    assert any(line.startswith("    + tool result: ") and "entries" in line for line in lines)
+    passed = next(r for r in report.results if r.passed)
+    assert (
+        "passed: only failed runs keep their recorded turns"
+        in cireil("eval-show", tmp_path / "r.json", passed.run_id).stdout
+    )
+    missing = cireil("eval-show", tmp_path / "r.json", "nope")
+    assert missing.returncode == 2
+    assert (
+        missing.stderr.strip()
+        == f"cireil: error: no run 'nope' in {tmp_path / 'r.json'} (failed runs: {failed.run_id})"
+    )
+    assert cireil("eval-show", tmp_path / "nothing.json").returncode == 2
+    batch = failed.run_id.split("-")[0]  # every run of one eval shares it: a start of an id must be unique
+    both = cireil("eval-show", tmp_path / "r.json", batch)
+    assert both.returncode == 2 and f"{len(report.results)} runs start with '{batch}'" in both.stderr
 
 
 def test_bad_files_exit_2_with_every_problem_by_line(tmp_path, setup):
@@ -85,7 +123,7 @@ def test_bad_files_exit_2_with_every_problem_by_line(tmp_path, setup):
         "eval", agent, bad, evals / "notes.toml", "--variants", evals / "variants.toml", "--variant", "basline"
     )
     assert out.returncode == 2
-    assert f"{bad}:3: unknown key 'answer.contians' (did you mean 'contains'?)" in out.stderr
+    assert f"{bad}:3: unknown key 'contians' in [answer] (did you mean 'contains'?)" in out.stderr
     assert "no variant 'basline' (did you mean 'baseline'?)" in out.stderr
     assert out.stdout == ""
     usage = cireil("eval", agent, evals, "--min-pass", "2")

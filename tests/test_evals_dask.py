@@ -43,6 +43,13 @@ def test_the_demo_suite_on_a_dask_cluster(tmp_path, client):
     # the runs unpacked the copy they were sent: workers on other machines never need this one's files
     assert all("cireil-eval-remote-" in r.agent_dir for r in report.results)
     assert tree_digest(agent) == before
+    # the failed run's recorded turn came back from the worker with its result; passed runs carry none
+    (failed,) = report.failed()
+    assert [(c.name, c.success) for s in failed.turns[0].steps for c in s.calls] == [
+        ("schedule", False),
+        ("respond", True),
+    ]
+    assert all(r.recording is None for r in report.results if r.passed)
 
 
 def test_jobs_bounds_the_cluster_and_stop_cancels_the_rest(tmp_path, client):

@@ -9,6 +9,7 @@ import pytest
 from cireil.runtime.scaffold import init
 from cireil.scripted_llm import ScriptedLLM
 from evalkit import NOTES_SCENARIO, model, write
+from htmlcheck import problems
 from kernelharness import Kernel
 from turnkit import turn_agent
 
@@ -43,6 +44,15 @@ def test_eval_of_the_loaded_demo_fills_a_grid_in_place(tmp_path, kernel):
     html = final["text/html"]
     assert "<details><summary>" in html and "<script" not in html.lower()
     assert "schedule was called but it failed: Tool &#x27;schedule&#x27; is not available." in html
+    # the failed run folds open to its recorded turn, in the steps view of %cireil steps; passed runs have none
+    assert html.count("recorded turn · 2 model calls</summary>") == 1
+    opened = html[html.index("recorded turn · 2 model calls</summary>") :]
+    assert "turn 1 · &#x27;Remind me to water the seedlings" in opened
+    assert "step 1 · " in opened and "called schedule" in opened and "request as POSTed" in opened
+    assert "report.results[k].turns[i].steps[j]" in opened
+    assert problems(final) == []
+    live = [m["content"]["data"] for m in shown if "running:" in m["content"]["data"]["text/plain"]]
+    assert live and not any("recorded turn ·" in d["text/html"] for d in live)  # drawn when the eval ends
 
 
 def test_names_and_failures_are_escaped_and_usage_errors_are_one_line(tmp_path, kernel):
@@ -70,7 +80,7 @@ def test_names_and_failures_are_escaped_and_usage_errors_are_one_line(tmp_path, 
     broken = write(tmp_path / "broken.toml", 'message = "x"\n[answer]\ncontians = "y"\n')
     err = kernel.run(f"%cireil eval {broken} --agent {agent}", ok=False)
     assert err.stderr.startswith("UsageError: ")
-    assert f"{broken}:3: unknown key 'answer.contians' (did you mean 'contains'?)" in err.stderr
+    assert f"{broken}:3: unknown key 'contians' in [answer] (did you mean 'contains'?)" in err.stderr
 
 
 def test_interrupting_the_cell_keeps_the_finished_runs(tmp_path, kernel):

@@ -187,7 +187,7 @@ def test_a_bad_variant_is_reported_before_anything_runs(tmp_path, agent_dir, llm
     )
     with pytest.raises(ConfigError) as err:
         read_variants(path)
-    assert f"{path}:8: unknown key 'd.modle' (did you mean 'model'?)" in str(err.value)
+    assert f"{path}:8: unknown key 'modle' in [d] (did you mean 'model'?)" in str(err.value)
     variants = read_variants(
         write(
             tmp_path / "v.toml",
@@ -378,3 +378,35 @@ def test_keep_inside_the_agent_is_refused(agent_dir, notes):
     with pytest.raises(ConfigError, match="--keep must be outside the agent directory"):
         run_matrix(agent_dir, notes, keep=agent_dir / "runs")
     assert not (agent_dir / "runs").exists()
+
+
+def test_session_attributes_decide_what_conditions_rules_allow(tmp_path, agent_dir, llm):
+    (agent_dir / "config" / "conditions.toml").write_text(
+        '[workspace."/shared/"]\naction = "allow"\nwhen = "discord:guild:123"\n'
+    )
+    (agent_dir / "workspace" / "shared").mkdir(parents=True)
+    (agent_dir / "workspace" / "shared" / "plan.md").write_text("the secret plan\n")
+    llm.default = model(lambda body: ("read", {"path": "/workspace/shared/plan.md"}))
+    scenario = """\
+        message = "what is the plan?"
+        [session]
+        name = "{name}"
+        [session.rules]
+        guild = "{guild}"
+        channel_id = "42"
+        [[expect.call]]
+        tool = "read"
+        ok = true
+        [answer]
+        contains = "secret plan"
+    """
+    files = [
+        write(tmp_path / "evals" / f"{name}.toml", scenario.format(name=name, guild=guild))
+        for name, guild in (("inside", "123"), ("outside", "999"))
+    ]
+    report = run_matrix(agent_dir, load_scenarios(files))
+    by_name = {r.scenario: r for r in report.results}
+    assert by_name["inside"].status == "pass", report.failures_text()
+    assert by_name["outside"].status == "fail"
+    assert by_name["outside"].calls[0]["ok"] is False
+    assert "guild: 999" in by_name["outside"].calls[0]["error"]

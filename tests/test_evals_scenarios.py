@@ -120,7 +120,7 @@ def test_every_problem_is_reported_at_once_with_its_line(tmp_path):
         f"{f}:17: 'contains' must be a string or a list of non-empty strings",
         f"{f}:18: 'check' must be a dotted name module.function, not 'nodots'",
         f"{f}:20: 'steps' must be a whole number above 0, not 0",
-        f"{f}:21: unknown key 'limits.secnds' (did you mean 'seconds'?)",
+        f"{f}:21: unknown key 'secnds' in [limits] (did you mean 'seconds'?)",
     ]
 
 
@@ -193,3 +193,62 @@ def test_forbidden_calls_match_on_arguments_too():
     assert check_calls([call("write", path="/workspace/a")], [], "at-least", forbid).passed
     failed = check_calls([call("write", path="/memories/x")], [], "at-least", forbid)
     assert failed.failures == ["forbidden call write(path=/^/memories/) was made"]
+
+
+CHECK = '[answer]\ncontains = "x"\n'
+
+
+def test_the_session_attributes_conditions_rules_see(tmp_path):
+    from cireil.runtime.conditions import RuleContext
+
+    good = write(
+        tmp_path,
+        "guild.toml",
+        """\
+        message = "hi"
+        [session.rules]
+        guild = "123"
+        channel_id = 456
+        nsfw = true
+        [answer]
+        contains = "x"
+        """,
+    )
+    scenario, issues = read_scenario(good)
+    assert not issues
+    assert scenario.rules_see == RuleContext("discord", guild="123", channel_id="456", nsfw=True)
+    assert scenario.session_id == "notebook:eval"  # the turns run in the scenario's own session
+    tui_file = write(tmp_path, "tui.toml", f'message = "hi"\n[session.rules]\nchannel = "tui"\n{CHECK}')
+    tui, issues = read_scenario(tui_file)
+    assert not issues and tui.rules_see == RuleContext("tui")
+    bad = write(
+        tmp_path,
+        "bad.toml",
+        """\
+        message = "hi"
+        [session.rules]
+        chanel = "tui"
+        guild = "12a"
+        [answer]
+        contains = "x"
+        """,
+    )
+    scenario, issues = read_scenario(bad)
+    f = str(bad)
+    assert scenario is None
+    assert [str(i) for i in issues] == [
+        f"{f}:3: unknown key 'chanel' in [session.rules] (did you mean 'channel'?)",
+        f"{f}:4: 'guild' takes a Discord id, digits only (got '12a')",
+    ]
+    cases = {
+        'channel = "tui"\nguild = "1"': "4: guild, channel_id, parent and nsfw describe Discord: use them with "
+        "channel = \"discord\" (not 'tui')",
+        'guild = "1"\nparent = "2"\nnsfw = true': "5: nsfw needs a guild and no parent: DMs and threads are never "
+        "NSFW in the original",
+        'nsfw = "yes"': "3: 'nsfw' must be true or false, not 'yes'",
+        'channel = "irc"': "3: 'channel' must be one of discord, tui, internal, matrix, notebook, not 'irc'",
+    }
+    for rules, message in cases.items():
+        path = write(tmp_path, "case.toml", f'message = "hi"\n[session.rules]\n{rules}\n{CHECK}')
+        _, issues = read_scenario(path)
+        assert [str(i) for i in issues] == [f"{path}:{message}"]

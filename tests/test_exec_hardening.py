@@ -202,12 +202,12 @@ def test_the_output_cap_is_configurable(tmp_path):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("maxProcesses = 2", "config/tools.toml:6: 'exec.maxProcesses' must be at least 8, not 2"),
-        ('maxProcesses = "many"', "config/tools.toml:6: 'exec.maxProcesses' must be a whole number, not \"many\""),
-        ("maxOutputBytes = 10", "config/tools.toml:6: 'exec.maxOutputBytes' must be at least 4096, not 10"),
+        ("maxProcesses = 2", "config/tools.toml:6: 'exec.maxProcesses' must be a whole number >= 8, not 2"),
+        ('maxProcesses = "many"', "config/tools.toml:6: 'exec.maxProcesses' must be a whole number >= 8, not \"many\""),
+        ("maxOutputBytes = 10", "config/tools.toml:6: 'exec.maxOutputBytes' must be a whole number >= 4096, not 10"),
         (
             "maxOutputByte = 10",
-            "config/tools.toml:6: unknown key 'exec.maxOutputByte' (did you mean 'maxOutputBytes'?)",
+            "config/tools.toml:6: unknown key 'maxOutputByte' in [exec] (did you mean 'maxOutputBytes'?)",
         ),
     ],
 )

@@ -117,7 +117,7 @@ def test_fifo_recorder_and_plugin_settings_are_errors_not_hangs(tmp_path):
     agent_dir = make_agent(tmp_path)
     fifo = agent_dir / "config" / "cireil.toml"
     os.mkfifo(fifo)
-    with pytest.raises(SettingsError, match=r"config/cireil\.toml: cannot be read \(not a regular file\)"):
+    with pytest.raises(SettingsError, match=r"config/cireil\.toml.*not a regular file"):
         within(30, lambda: load_settings(agent_dir), fifo)
     (agent_dir / "config" / "plugins").mkdir()
     fifo = agent_dir / "config" / "plugins" / "weather.toml"

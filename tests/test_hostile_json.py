@@ -87,8 +87,8 @@ def test_an_anthropic_provider_and_a_model_list_answering_a_depth_bomb_fail_clea
     import asyncio
 
     from cireil.runtime import messages as M
+    from cireil.runtime.config.engine_config import ProviderConfig
     from cireil.runtime.engine.anthropic import AnthropicProvider
-    from cireil.runtime.engine.config import ProviderConfig
     from cireil.runtime.engine.models import fetch_models
     from cireil.runtime.engine.provider import ModelRequest, ProviderError
 

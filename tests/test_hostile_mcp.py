@@ -70,8 +70,10 @@ def test_a_huge_result_is_cut_for_the_model_kept_whole_on_disk_and_not_resent(tm
             note = sent["resultTruncated"]
             assert note["bytes"] > size and note["savedAs"].startswith("<agent dir>/.cireil/results/")
             saved = root / note["savedAs"].removeprefix("<agent dir>/")
-            whole = json.loads(saved.read_text())
-            assert len(whole["content"][0]["text"]) == size  # the person has all of it
+            whole = json.loads(saved.read_text())  # the server's answer as it came: too big to parse in memory
+            assert len(whole["result"]["content"][0]["text"]) == size  # the person has all of it
+            assert sent["content"][0]["text"].startswith('{"jsonrpc": "2.0"')  # the model sees its beginning
+            assert [p.name for p in saved.parent.iterdir()] == [saved.name]  # kept once: the turn had nothing to cut
             assert (root / "sessions.db").stat().st_size < 5 * 1024 * 1024
             assert not (root / "workspace" / ".cireil").exists()
         finally:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import cireil
-from cireil.runtime.engine.config import KeySource, ProviderConfig
+from cireil.runtime.config.engine_config import KeySource, ProviderConfig
 from cireil.runtime.engine.models import ModelCatalog, fetch_models
 from cireil.runtime.loop import RUNTIME
 from cireil.scripted_llm import ScriptedLLM, reply

@@ -198,4 +198,6 @@ def test_a_plugin_gets_its_settings_and_private_state_within_its_quota(tmp_path)
 def test_state_quota_defaults_to_16_mib_and_must_be_positive(tmp_path):
     agent = runtime(tmp_path, '[[plugins]]\nname = "keeper"\nstateQuotaBytes = 0\n', "list-dir = true\n")
     local_plugin(agent, "keeper", STATEFUL)
-    assert errors(agent) == ["../../config/plugins.toml:3: stateQuotaBytes must be an integer >= 1"]
+    assert errors(agent) == [
+        "../../config/plugins.toml:3: 'plugins[0].stateQuotaBytes' must be a whole number >= 1, not 0"
+    ]

@@ -11,8 +11,8 @@ import pytest
 
 from cireil.runtime import messages as m
 from cireil.runtime import scaffold
+from cireil.runtime.config.engine_config import ModelConfig as Model  # what a turn passes
 from cireil.runtime.engine.assemble import assemble
-from cireil.runtime.engine.config import ModelConfig as Model  # what a turn passes
 from cireil.runtime.engine.history import TokenCache, estimate_system, estimate_tokens
 from cireil.runtime.engine.prompt import (
     PRUNE_WARNED_KEY,

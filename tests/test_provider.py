@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from cireil.runtime import messages as M
+from cireil.runtime.config.engine_config import ENGINE_FILE, KeySource, ModelConfig, ProviderConfig, parse_engine_config
 from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.engine.config import ENGINE_FILE, KeySource, ModelConfig, ProviderConfig, parse_engine_config
 from cireil.runtime.engine.provider import (
     TOOL_USE_REMINDER,
     ContentFiltered,

@@ -208,7 +208,7 @@ def test_bad_settings_turn_recording_off_and_name_the_file(tmp_path, llm):
     agent = load(tmp_path, llm, "[recording]\nmax_turns = -3\n")
     try:
         (notice,) = _notices(agent, "one")
-        assert "config/cireil.toml: recording.max_turns must be a whole number >= 0" in notice
+        assert "config/cireil.toml:2: 'recording.max_turns' must be a whole number >= 0, not -3" in notice
     finally:
         agent.close()
 
@@ -455,6 +455,26 @@ def test_a_fork_at_step_3_with_an_edited_argument_runs_offline_in_a_new_linked_s
         again = agent.turns("notebook:main")[-1]
         assert [(s.n, s.reply) for s in again.steps] == before and again.origin is None  # the original unchanged
         assert agent.fork(original.id, 3).session_id == f"notebook:fork-{original.id}-3-2"
+    finally:
+        agent.close()
+
+
+def test_a_fork_of_an_anthropic_turn_records_requests_in_the_messages_api_shape(tmp_path, llm):
+    agent = load(tmp_path, llm, extra='kind = "anthropic"\n', model_extra="reasoning = false\n")
+    try:
+        llm.script(reply.tool_calls(("respond", {"content": "hello"})))
+        four_steps(agent, llm)
+        original = agent.turns()[-1]
+        served = len(llm.requests)
+        outcome = agent.fork(original.id, 2)
+        assert outcome.ended == "respond" and len(llm.requests) == served
+        (forked,) = agent.turns(outcome.session_id)
+        sent = forked.steps[1].request
+        assert sent["max_tokens"] == original.steps[1].request["max_tokens"]  # the same kind's body as the original
+        assert {m["role"] for m in sent["messages"]} <= {"user", "assistant"}  # tool results are user blocks
+        diff = original.steps[1].diff(original.steps[0])  # tool results are user blocks here: still matched
+        assert [diff.kind(m) for m in diff.added] == ["assistant", "tool result"] and not diff.removed
+        assert diff.added[0]["tool_calls"][0]["function"]["name"] == "read"
     finally:
         agent.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -10,7 +11,10 @@ import pytest
 
 import cireil
 from cireil.runtime.engine.toolhook import ToolDecision
+from cireil.runtime.recorder.model import RecordedTurn
+from cireil.runtime.recorder.store import FORMAT, RECORDINGS_FILE
 from cireil.scripted_llm import ScriptedLLM, reply
+from test_recorder import run_pytest
 from turnkit import turn_agent
 
 
@@ -108,3 +112,85 @@ def test_an_interrupt_while_the_hook_decides_ends_at_the_last_complete_step(agen
     assert roles == ["user", "assistant", "toolResponse"]  # step 1 kept, step 2 rolled back
     assert not (agent.directory / "workspace" / "late.txt").exists()
     assert agent.turns()[-1].ended == "interrupted"
+
+
+def test_the_recording_keeps_what_the_person_did_and_a_replay_does_it_again(agent, llm):
+    (agent.directory / "workspace" / "other.md").write_text("Buy eggs.\n")
+    llm.script(
+        reply.tool_calls(
+            ("read", {"path": "/workspace/notes.md"}),
+            ("write", {"path": "/workspace/out.txt", "content": "x"}),
+            ("list-dir", {"path": "/workspace"}),
+        ),
+        reply.tool_calls(("respond", {"content": "done"})),
+    )
+
+    def review(call: dict, step: int):
+        return {
+            "read": ToolDecision.edit({"path": "/workspace/other.md"}),
+            "write": ToolDecision.skip(),
+            "list-dir": ToolDecision.mock({"entries": ["invented.txt"], "success": True}),
+        }.get(call["name"])
+
+    agent.turn("go", on_tool_call=review)
+    turn = agent.turns()[-1]
+    assert [(c.name, c.action) for c in turn.calls] == [
+        ("read", "edited"),
+        ("write", "skipped"),
+        ("list-dir", "mocked"),
+        ("respond", "approved"),
+    ]
+    read = turn.calls[0]
+    assert read.arguments == {"path": "/workspace/other.md"}  # what ran
+    assert read.review["asked"] == {"path": "/workspace/notes.md"}  # what the model asked for
+    assert turn.steps[0].tool_calls[0]["arguments"] == {"path": "/workspace/notes.md"}  # the reply as sent
+    assert RecordedTurn.from_dict(turn.to_dict()).calls[1].action == "skipped"  # an exported test keeps it
+
+    exported = agent.export_notebook(agent.session.id, agent.directory.parent / "session.ipynb")
+    headings = [c["source"] for c in json.loads(exported.read_text())["cells"] if c["cell_type"] == "markdown"]
+    assert "read (edited), write (skipped), list-dir (mocked)." in headings[-1]  # said where it is not redone
+
+    replayed = agent.replay(turn.id, in_place=True)
+    assert replayed.same, replayed.summary()  # the edit ran again, the skip and the mock gave the same results
+    assert not (agent.directory / "workspace" / "out.txt").exists()  # skipped again
+
+    exported = agent.export_test(turn.id, agent.directory.parent / "test_reviewed.py", fields=["read.content"])
+    passed = run_pytest(exported)  # the edited read's content, the skip and the mock, all as recorded
+    assert passed.returncode == 0 and "1 passed" in passed.stdout, passed.stdout + passed.stderr
+
+
+def test_a_recording_of_format_1_is_migrated_in_place(tmp_path, llm):
+    directory = turn_agent(tmp_path, llm.base_url)
+    llm.script(reply.tool_calls(("session-info", {})), reply.tool_calls(("respond", {"content": "ok"})))
+    first = cireil.load(directory)
+    try:
+        first.turn("go")
+    finally:
+        first.close()
+    db = sqlite3.connect(directory / RECORDINGS_FILE)  # as cireil before step-mode reviews wrote it
+    db.execute("ALTER TABLE calls DROP COLUMN review")
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'format'")
+    db.commit()
+    db.close()
+    again = cireil.load(directory)
+    try:
+        (turn,) = again.turns()
+        assert [(c.name, c.review) for c in turn.calls] == [("session-info", None), ("respond", None)]
+        assert again.recording.problem is None
+    finally:
+        again.close()
+    db = sqlite3.connect(directory / RECORDINGS_FILE)
+    assert db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == (str(FORMAT),)
+    db.close()
+
+
+def test_a_mocked_result_is_a_json_object_as_written_or_the_text_itself():
+    from cireil.kernel.stepmode import mock_result
+
+    assert mock_result('{"entries": [], "success": true}') == {"entries": [], "success": True}
+    assert mock_result("  the shed is locked  ") == {"result": "  the shed is locked  ", "success": True}
+    assert mock_result('["a list"]') == {"result": '["a list"]', "success": True}  # only an object is a result
+    with pytest.raises(ValueError, match="not one"):
+        mock_result('{"entries": [')
+    with pytest.raises(ValueError, match="write the result"):
+        mock_result("   ")

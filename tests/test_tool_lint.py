@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import cireil
-from cireil.runtime.engine.config import ModelConfig, ProviderConfig
+from cireil.runtime.config.engine_config import ModelConfig, ProviderConfig
 from cireil.runtime.engine.history import estimate_system
 from cireil.runtime.engine.provider import ModelRequest, build_request_body
 from cireil.runtime.engine.toolcost import definition_tokens, tool_costs

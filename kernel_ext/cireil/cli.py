@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
+from .commands import add_cli_command, cli_commands
 
 if TYPE_CHECKING:
     from .runtime.errors import ConfigIssue
@@ -232,6 +233,24 @@ def cmd_eval_compare(args: argparse.Namespace) -> int:
     return compare_command(args)
 
 
+def cmd_eval_show(args: argparse.Namespace) -> int:
+    from .render.evalrun import run_text
+    from .runtime.evals.command import show_command
+
+    return show_command(args, run_text)
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "init": cmd_init,
+    "dry-run": cmd_dry_run,
+    "tools": cmd_tools,
+    "call": cmd_call,
+    "migrate": cmd_migrate,
+    "eval": cmd_eval,
+    "eval-compare": cmd_eval_compare,
+    "eval-show": cmd_eval_show,
+}
+
 # -- parser ------------------------------------------------------------------------------------------
 
 
@@ -242,47 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cireil {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, handler: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help)
-        p.set_defaults(handler=handler)
-        return p
-
-    p = command("init", cmd_init, "create a working agent (the demo) in DIR, which must be new or empty")
-    p.add_argument("dir", metavar="DIR")
-
-    p = command(
-        "dry-run",
-        cmd_dry_run,
-        "validate every configuration file of the agent in DIR (or of each agent of a runtime root); list tools",
-    )
-    p.add_argument("dir", metavar="DIR")
-    p.add_argument("--json", action="store_true", help="print the full report as JSON")
-
-    p = command("tools", cmd_tools, "show the enabled tools: name, description and parameters")
-    p.add_argument("dir", metavar="DIR")
-    p.add_argument("--json", action="store_true", help="print name, description and JSON Schema as JSON")
-
-    p = command("call", cmd_call, "run one tool as the agent would and print its result as JSON")
-    p.add_argument("dir", metavar="DIR")
-    p.add_argument("tool", metavar="TOOL")
-    p.add_argument(
-        "arguments", metavar="JSON", nargs="?", help="the arguments as a JSON object, or - to read them from stdin"
-    )
-
-    p = command(
-        "migrate",
-        cmd_migrate,
-        "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups",
-    )
-    p.add_argument("dir", metavar="DIR")
-
-    from .runtime.evals.options import add_compare_arguments, add_eval_arguments
-
-    add_eval_arguments(command("eval", cmd_eval, "run scenario evals: which tools the model calls, how reliably"))
-    add_compare_arguments(
-        command("eval-compare", cmd_eval_compare, "compare two eval results (--json): what got worse, what better")
-    )
+    # what each command takes and says in --help is declared once, in commands.py (shared with %cireil)
+    declared = {c.words: c for c in cli_commands()}
+    for name, handler in HANDLERS.items():  # in this order in `cireil --help`
+        add_cli_command(sub, declared[name], handler)
     return parser
 
 

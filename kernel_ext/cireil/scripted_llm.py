@@ -16,7 +16,9 @@ gets Server-Sent Events chunked the way OpenAI does; otherwise one JSON body. St
 the tutorial notebook runs it without network or extra packages.
 
 The same script also answers `POST .../messages` in Anthropic's Messages API format (kind = "anthropic"):
-content blocks, `tool_use`, thinking blocks with a signature, and its named stream events.
+content blocks, `tool_use`, thinking blocks with a signature, and its named stream events; and
+`POST .../codex/responses` as ChatGPT's Codex backend streams the Responses API (kind = "openai-codex"),
+with `POST /oauth/token` refreshing the logins it issued (`llm.codex`, scripted_codex.py).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Reply:
     error: str | None = None
     delay: float = 0.0  # seconds; while streaming, the pause comes after the first pieces were sent
     json_only: bool = False  # answer with plain JSON even when the request asked to stream
+    stream_error: str | None = None  # the stream starts, then reports this error instead of a reply
 
 
 class reply:
@@ -79,6 +82,11 @@ class reply:
     def error(status: int, message: str, *, delay: float = 0.0) -> Reply:
         """An HTTP error with an OpenAI-style body {"error": {"message": ...}}."""
         return Reply(status=status, error=message, delay=delay)
+
+    @staticmethod
+    def stream_error(message: str) -> Reply:
+        """HTTP 200 and a stream that reports an error mid-way (each protocol's error event)."""
+        return Reply(stream_error=message)
 
     @staticmethod
     def content_filter(text: str = "", *, delay: float = 0.0, json_only: bool = False) -> Reply:
@@ -121,6 +129,9 @@ class ScriptedLLM:
         # GET .../models answers {"data": models}; None answers 404 (a server without a model list)
         self.models: list[dict] | None = None
         self.model_requests: list[Recorded] = []  # the GETs of the model list, apart from the completions
+        from .scripted_codex import CodexAuth
+
+        self.codex = CodexAuth(self._root_url)  # the logins /codex/responses accepts, /oauth/token refreshes
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> ScriptedLLM:
@@ -168,6 +179,9 @@ class ScriptedLLM:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def _root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     # -- script -------------------------------------------------------------------------------
     def script(self, *replies: Reply) -> None:
         with self._lock:
@@ -196,6 +210,12 @@ class ScriptedLLM:
     def _record(self, entry: Recorded) -> None:
         with self._lock:
             self.requests.append(entry)
+
+
+def scripted_codex_expired() -> str:
+    from .scripted_codex import EXPIRED
+
+    return EXPIRED
 
 
 def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
@@ -229,8 +249,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        anthropic = self.path.rstrip("/").endswith("/messages")
-        if not anthropic and not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.rstrip("/")
+        if path.endswith("/oauth/token"):
+            self._token(raw)
+            return
+        anthropic = path.endswith("/messages")
+        codex = path.endswith("/codex/responses")
+        if not (anthropic or codex) and not path.endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no such endpoint: {self.path}"}})
             return
         try:
@@ -242,6 +267,13 @@ class _Handler(BaseHTTPRequestHandler):
         entry = Recorded(self.path, dict(lines), body, header_lines=lines)
         self._entry = entry
         self.owner._record(entry)
+        if codex and not self.owner.codex.accepts(self.headers.get("Authorization") or ""):
+            # refused before the script is consulted: the reply is still there for the retry
+            self._send_json(401, {"error": {"message": scripted_codex_expired(), "type": "invalid_request_error"}})
+            return
+        if codex and not body.get("stream"):
+            self._send_json(400, {"detail": "Stream must be set to true"})
+            return
         answer = self.owner._next_reply(body)
         try:
             if answer.error is not None:
@@ -250,8 +282,12 @@ class _Handler(BaseHTTPRequestHandler):
                     self._send_json(answer.status, {"type": "error", **payload} if anthropic else payload)
             elif anthropic:
                 self._answer_anthropic(body, answer)
+            elif codex:
+                self._answer_codex(body, answer)
             elif body.get("stream") and not answer.json_only:
                 self._stream(body, answer)
+            elif answer.stream_error is not None:
+                self._send_json(200, {"error": {"message": answer.stream_error, "type": "server_error"}})
             elif self._wait(answer.delay):
                 self._send_json(200, _completion(body, answer, next(self.owner._ids)))
         except (BrokenPipeError, ConnectionResetError):
@@ -327,11 +363,15 @@ class _Handler(BaseHTTPRequestHandler):
             if self._wait(answer.delay):
                 self._send_json(200, _anthropic_message(body, answer, serial))
             return
+        self._send_typed_events(list(_anthropic_events(body, answer, serial)), answer)
+
+    def _send_typed_events(self, events: list[dict], answer: Reply) -> None:
+        """A stream of `event: TYPE` + `data:` frames (Messages and Responses APIs), paused at the 4th event
+        for the reply's delay."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        events = list(_anthropic_events(body, answer, serial))
         pause_at = min(3, len(events) - 1)
         for n, event in enumerate(events):
             if n == pause_at and answer.delay and not self._wait(answer.delay):
@@ -339,6 +379,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_chunk(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _answer_codex(self, body: dict, answer: Reply) -> None:
+        from . import scripted_codex
+
+        serial = next(self.owner._ids)
+        if answer.json_only:  # a server that answers with the whole response object
+            if self._wait(answer.delay):
+                self._send_json(200, scripted_codex.response(body, answer, serial))
+            return
+        self._send_typed_events(list(scripted_codex.events(body, answer, serial, _pieces)), answer)
+
+    def _token(self, raw: bytes) -> None:
+        from urllib.parse import parse_qsl
+
+        form = dict(parse_qsl(raw.decode("utf-8", "replace")))
+        status, payload = self.owner.codex.refresh(form)
+        self._send_json(status, payload)
 
     def _write_chunk(self, text: str) -> None:
         data = text.encode()
@@ -406,6 +463,9 @@ def _stream_chunks(body: dict, answer: Reply, serial: int) -> Iterator[dict]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     yield chunk({"role": "assistant", "content": ""})
+    if answer.stream_error is not None:
+        yield {**base, "error": {"message": answer.stream_error, "type": "server_error"}}
+        return
     for piece in _pieces(answer.reasoning or ""):
         yield chunk({"reasoning_content": piece})
     for piece in _pieces(answer.text or ""):
@@ -466,6 +526,9 @@ def _anthropic_events(body: dict, answer: Reply, serial: int) -> Iterator[dict]:
         "type": "message_start",
         "message": {**message, "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}},
     }
+    if answer.stream_error is not None:
+        yield {"type": "error", "error": {"type": "overloaded_error", "message": answer.stream_error}}
+        return
     for index, block in enumerate(_anthropic_blocks(answer, serial)):
         kind = block["type"]
         if kind == "thinking":

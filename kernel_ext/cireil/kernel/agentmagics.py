@@ -1,11 +1,14 @@
 """Talking to the agent from cells: `%%cireil_agent`, and `%cireil prompt | session | sessions`.
 
-    %%cireil_agent [--session NAME] [--attach PATH ...] [--model M] [--provider P]
+    %%cireil_agent [--session NAME] [--attach PATH ...] [--model M] [--provider P] [--step]
     message to the agent
 
-The turn renders live (turnview.py). Files given with --attach, or uploaded with `%cireil attach`
-before, are kept in cireil's side file beside sessions.db, where download-attachments finds them; pictures
-also go into the message itself, stored as the original runtime stores a Discord message's images.
+The turn renders live (turnview.py); with --step it pauses before each tool call for the person's
+decision, and the cell returns at once so that the buttons can be clicked (stepmode.py).
+
+Files given with --attach, or uploaded with `%cireil attach` before, are kept in cireil's side file beside
+sessions.db, where download-attachments finds them; pictures also go into the message itself, stored as the
+original runtime stores a Discord message's images.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import base64
 import html
 import mimetypes
 import re
-from collections.abc import Iterable
+import sys
+from argparse import Namespace
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,44 +26,23 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display
 
+from .. import commands
 from ..runtime.scaffold import is_demo_copy
 from .toolargs import tokenize
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
 
-PROMPT_USAGE = "%cireil prompt [--session NAME] [--model MODEL] [--provider NAME] [--diff]"
-USAGE_USAGE = "%cireil usage [--session NAME | --all]"
-STEPS_USAGE = "%cireil steps [TURN]"
-REPLAY_USAGE = "%cireil replay [TURN] [--in-place]"
-FORK_USAGE = "%cireil fork TURN STEP [--position N] [--args JSON | --result JSON] [--live [--model M] [--provider P]]"
-EXPORT_USAGE = "%cireil export test TURN PATH.py [--fields F1,TOOL.F2] | export notebook SESSION PATH.ipynb"
-AGENT_USAGE = "%%cireil_agent [--session NAME] [--attach PATH ...] [--model MODEL] [--provider NAME]"
 ATTACH_LIMIT = 25 * 1024 * 1024
 
 
-def parse_options(words: Iterable[str], names: tuple[str, ...], usage: str, *, repeated: str = "") -> dict[str, Any]:
-    """`--name VALUE` or `--name=VALUE` words into {name: value}; the `repeated` option collects a list."""
-    options: dict[str, Any] = {repeated: []} if repeated else {}
-    words = iter(words)
-    for word in words:
-        name, eq, value = word.partition("=")
-        if not name.startswith("--") or name[2:] not in names:
-            raise UsageError(f"unknown option {word!r}; usage: {usage}")
-        if not eq:
-            value = next(words, "")
-        if not value or value.startswith("--"):
-            raise UsageError(f"{name} needs a value; usage: {usage}")
-        if name[2:] == repeated:
-            options[repeated].append(value)
-        else:
-            options[name[2:]] = value
-    return options
-
-
 def parse_agent_line(line: str) -> dict[str, Any]:
-    words = (t.text for t in tokenize(line))
-    return parse_options(words, ("session", "attach", "model", "provider"), AGENT_USAGE, repeated="attach")
+    """The options of a %%cireil_agent line, as declared in commands.AGENT_CELL."""
+    try:
+        options = commands.parse(commands.AGENT_CELL, [t.text for t in tokenize(line)])
+    except commands.CommandUsage as exc:
+        raise UsageError(str(exc)) from None
+    return {k: v for k, v in vars(options).items() if v is not None}
 
 
 PICTURE_TYPES = ("image/gif", "image/jpeg", "image/png", "image/webp")
@@ -123,15 +106,26 @@ def _store_attachments(agent: Agent, session_id: str, message: dict, files: list
             message["content"].append({"type": "image", "mediaType": f.media_type, "data": data})
 
 
-def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0) -> Any:
+def live_step_turn(agent: Agent) -> Any:
+    """The agent's live `--step` turn (stepmode.StepTurn), or None; imports nothing (ipywidgets loads late)."""
+    module = sys.modules.get(f"{__package__}.stepmode")
+    return module.LIVE.get(id(agent)) if module is not None else None
+
+
+def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0) -> None:
     from ..runtime import messages
     from .turnview import TurnView
 
     options = parse_agent_line(line)
+    if live_step_turn(agent) is not None:  # this turn would wait for it, and no click reaches a waiting cell
+        from .stepmode import BUSY
+
+        raise UsageError(BUSY)
     text = (cell or "").strip()
     files = _read_attachments(options["attach"]) + STAGED.get(shell_key, [])
     if not text and not files:
-        raise UsageError(f"write the message to the agent in the cell body; usage: {AGENT_USAGE}")
+        usage = commands.usage_forms(commands.AGENT_CELL)[0]
+        raise UsageError(f"write the message to the agent in the cell body; usage: {usage}")
     if options.get("session"):
         from ..runtime.sessions.store import SessionError
 
@@ -147,13 +141,18 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
     _store_attachments(agent, agent.session.id, message, files)
     STAGED.pop(shell_key, None)  # sent with this message; the next one starts empty
     turn_options = {k: options[k] for k in ("model", "provider") if k in options}
+    if options["step"]:
+        from .stepmode import start_step_turn
+
+        display(start_step_turn(agent, message, **turn_options))
+        return
     view = TurnView(agent)
     view.run(message, **turn_options)
 
 
 def engine_help(agent: Agent, exc: Exception) -> str:
     """For a turn that could not reach a model: where engine.toml is, and the exact next step."""
-    from ..runtime.engine.config import ENGINE_FILE, MissingApiKey
+    from ..runtime.config.engine_config import ENGINE_FILE, MissingApiKey
 
     if not isinstance(exc, MissingApiKey) and ENGINE_FILE not in str(exc):
         return ""
@@ -231,13 +230,12 @@ def show_background(agent: Agent) -> None:
         display(chat.as_bundle(pair), raw=True)
 
 
-def show_prompt(agent: Agent, args: list[str]) -> None:
+def show_prompt(agent: Agent, o: Namespace) -> None:
     from ..render.prompt import PromptView
 
-    diff = "--diff" in args
-    options = parse_options([a for a in args if a != "--diff"], ("session", "model", "provider"), PROMPT_USAGE)
+    options = {k: getattr(o, k) for k in ("session", "model", "provider") if getattr(o, k) is not None}
     prepared = agent.prompt(**options)
-    if not diff:
+    if not o.diff:
         display(PromptView(prepared))
         return
     from ..render.recording import PromptDiffView
@@ -255,14 +253,11 @@ def _recording_off(agent: Agent) -> str:
     return f" ({problem})" if problem else ""
 
 
-def show_usage(agent: Agent, args: list[str]) -> None:
+def show_usage(agent: Agent, o: Namespace) -> None:
     from ..render.recording import UsageView
 
-    everything = "--all" in args
-    options = parse_options([a for a in args if a != "--all"], ("session",), USAGE_USAGE)
-    if everything and options:
-        raise UsageError(f"--all and --session do not go together; usage: {USAGE_USAGE}")
-    session = "*" if everything else options.get("session")
+    everything = o.all  # commands.py declares --all and --session exclusive
+    session = "*" if everything else o.session
     turns = agent.turns(session)
     scope = "every session" if everything else f"session {agent.session_id(session) if session else agent.session.id}"
     if not turns and agent.recording.store is None:
@@ -270,105 +265,89 @@ def show_usage(agent: Agent, args: list[str]) -> None:
     display(UsageView(turns, agent.recording.settings.prices, scope))
 
 
-def show_steps(agent: Agent, args: list[str]) -> None:
+def show_steps(agent: Agent, turn: int | None) -> None:
     """`%cireil steps [TURN]`: the model calls of a recorded turn (the session's last by default)."""
     from ..render.recording import StepsView
 
-    if len(args) > 1 or (args and not args[0].isdigit()):
-        raise UsageError(f"usage: {STEPS_USAGE} (TURN is a number from %cireil usage)")
-    turns = agent.turns("*" if args else None)
-    found = [t for t in turns if t.id == int(args[0])] if args else turns[-1:]
+    turns = agent.turns("*" if turn is not None else None)
+    found = [t for t in turns if t.id == turn] if turn is not None else turns[-1:]
     if not found:
-        what = f"turn {args[0]} is not recorded" if args else "no recorded turn in this session"
+        what = f"turn {turn} is not recorded" if turn is not None else "no recorded turn in this session"
         raise UsageError(f"{what}{_recording_off(agent)}; %cireil usage --all lists the recorded turns")
     display(StepsView(found[0]))
 
 
-def show_sessions(agent: Agent, args: list[str]) -> None:
+def show_sessions(agent: Agent) -> None:
     from .views import SessionList
 
-    if args:
-        raise UsageError("usage: %cireil sessions")
     display(SessionList(agent.slug, agent.session.id, agent.sessions(), agent.store is not None))
 
 
-def run_replay(agent: Agent, args: list[str]) -> None:
+def run_replay(agent: Agent, o: Namespace) -> None:
     """`%cireil replay [TURN] [--in-place]`: the recorded turn again, offline; differing steps marked."""
-    in_place = "--in-place" in args
-    rest = [a for a in args if a != "--in-place"]
-    if len(rest) > 1 or (rest and not rest[0].isdigit()):
-        raise UsageError(f"usage: {REPLAY_USAGE} (TURN is a number from %cireil usage)")
     try:
-        result = agent.replay(int(rest[0]) if rest else None, in_place=in_place)
+        result = agent.replay(o.turn, in_place=o.in_place)
     except ValueError as exc:
         raise UsageError(f"{exc}{_recording_off(agent)}; %cireil usage --all lists the recorded turns") from None
     display(result)
 
 
-def export_turn(agent: Agent, args: list[str]) -> None:
-    """`%cireil export test TURN PATH.py [--fields ...]`: the recorded turn as a pytest file;
-    `%cireil export notebook SESSION PATH.ipynb`: the session's recorded turns as a notebook replaying them."""
-    if len(args) == 3 and args[0] == "notebook":
-        try:
-            path = agent.export_notebook(args[1], args[2])
-        except ValueError as exc:
-            raise UsageError(f"{exc}{_recording_off(agent)}") from None
-        print(f"wrote {path}: replays session {agent.session_id(args[1])} offline, one cell per turn")
-        return
-    if len(args) < 3 or args[0] != "test" or not args[1].isdigit():
-        raise UsageError(f"usage: {EXPORT_USAGE}")
-    options = parse_options(args[3:], ("fields",), EXPORT_USAGE)
-    fields = [f.strip() for f in options.get("fields", "").split(",") if f.strip()]
+def export_notebook(agent: Agent, o: Namespace) -> None:
+    """`%cireil export notebook SESSION PATH.ipynb`: the session's recorded turns as a notebook replaying them."""
     try:
-        path = agent.export_test(int(args[1]), args[2], fields=fields)
+        path = agent.export_notebook(o.session, o.path)
     except ValueError as exc:
         raise UsageError(f"{exc}{_recording_off(agent)}") from None
-    print(f"wrote {path}: replays turn {args[1]} offline; run it with `pytest {path}`")
+    print(f"wrote {path}: replays session {agent.session_id(o.session)} offline, one cell per turn")
 
 
-def _json_option(options: dict, name: str) -> dict | None:
+def export_test(agent: Agent, o: Namespace) -> None:
+    """`%cireil export test TURN PATH.py [--fields ...]`: the recorded turn as a pytest file."""
+    fields = [f.strip() for f in o.fields.split(",") if f.strip()]
+    try:
+        path = agent.export_test(o.turn, o.path, fields=fields)
+    except ValueError as exc:
+        raise UsageError(f"{exc}{_recording_off(agent)}") from None
+    print(f"wrote {path}: replays turn {o.turn} offline; run it with `pytest {path}`")
+
+
+def _json_option(o: Namespace, name: str) -> dict | None:
     import json
 
-    if name not in options:
+    text = getattr(o, name)
+    if text is None:
         return None
+    usage = commands.family_usage("fork")
     try:
-        value = json.loads(options[name])
+        value = json.loads(text)
     except ValueError as exc:
-        raise UsageError(f"--{name} is not JSON ({exc}); usage: {FORK_USAGE}") from None
+        raise UsageError(f"--{name} is not JSON ({exc}); usage: {usage}") from None
     if not isinstance(value, dict):
-        raise UsageError(f"--{name} must be a JSON object; usage: {FORK_USAGE}")
+        raise UsageError(f"--{name} must be a JSON object; usage: {usage}")
     return value
 
 
-def run_fork(agent: Agent, args: list[str]) -> None:
+def run_fork(agent: Agent, o: Namespace) -> None:
     """`%cireil fork TURN STEP ...`: continue a recorded turn from STEP in a new session; the turn renders live."""
     from ..runtime.loop import RUNTIME
     from ..runtime.recorder.fork import fork_turn
     from .turnview import TurnView
 
-    live = "--live" in args
-    words = [w for w in args if w != "--live"]
-    if len(words) < 2 or not words[0].isdigit() or not words[1].isdigit():
-        raise UsageError(f"usage: {FORK_USAGE}")
-    options = parse_options(words[2:], ("position", "args", "result", "model", "provider"), FORK_USAGE)
-    position = options.get("position", "0")
-    if not position.isdigit():
-        raise UsageError(f"--position is a number (0 = the step's first call); usage: {FORK_USAGE}")
     view = TurnView(agent)
     try:
         work = fork_turn(
             agent,
-            agent._recorded(int(words[0])),
-            int(words[1]),
-            position=int(position),
-            arguments=_json_option(options, "args"),
-            result=_json_option(options, "result"),
-            live=live,
-            model=options.get("model"),
-            provider=options.get("provider"),
+            agent._recorded(o.turn),
+            o.step,
+            position=o.position,
+            arguments=_json_option(o, "args"),
+            result=_json_option(o, "result"),
+            live=o.live,
+            model=o.model,
+            provider=o.provider,
             on_event=view.events.put,
         )
     except ValueError as exc:
         raise UsageError(f"{exc}{_recording_off(agent)}") from None
     outcome = view.watch(RUNTIME.submit(work))
-    print(f"forked turn {words[0]} at step {words[1]} into session {outcome.session_id}")
+    print(f"forked turn {o.turn} at step {o.step} into session {outcome.session_id}")

@@ -8,12 +8,13 @@ it ran there, so a person can test what the agent would see and be allowed in th
 
 from __future__ import annotations
 
+from argparse import Namespace
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, esc, frame
+from ..render.html import ERROR, FG_DIM, LINED, MONO, OK, esc, frame, table
 from .views import _View
 
 if TYPE_CHECKING:
@@ -21,60 +22,34 @@ if TYPE_CHECKING:
     from ..runtime.conditions import RuleContext
     from ..runtime.session import Session
 
-RULE_OPTIONS = (
-    "[--channel discord|tui|internal|notebook] [--guild ID] [--channel-id ID] [--parent ID] [--nsfw] [--as-is]"
-)
-_VALUED = ("--channel", "--guild", "--channel-id", "--parent")
 _CLEAR = object()
 
 
-def split_rule_options(args: list[str]) -> tuple[list[str], RuleContext | object | None]:
-    """(the other words, the RuleContext asked for / _CLEAR for --as-is / None when no option was given)."""
+def rule_options(o: Namespace) -> RuleContext | object | None:
+    """The RuleContext `%cireil session`'s options ask for (commands.py declares them), _CLEAR for --as-is or
+    --channel notebook, None when no option was given."""
     from ..runtime.conditions import CHANNELS, RuleContext
 
-    rest: list[str] = []
-    given: dict[str, str] = {}
-    nsfw = as_is = False
-    words = iter(args)
-    for word in words:
-        name, eq, value = word.partition("=")
-        if name in _VALUED:
-            value = value if eq else next(words, "")
-            if not value or value.startswith("--"):
-                raise UsageError(f"{name} needs a value; usage: %cireil session [NAME] {RULE_OPTIONS}")
-            given[name] = value
-        elif word == "--nsfw":
-            nsfw = True
-        elif word == "--as-is":
-            as_is = True
-        else:
-            rest.append(word)
-    if as_is:
-        if given or nsfw:
+    ids = {k: v for k, v in (("--guild", o.guild), ("--channel-id", o.channel_id), ("--parent", o.parent)) if v}
+    if o.as_is:
+        if ids or o.channel or o.nsfw:
             raise UsageError("--as-is goes alone: it drops what the rules were told about the session")
-        return rest, _CLEAR
-    if not given and not nsfw:
-        return rest, None
-    ids = {k: given[k] for k in ("--guild", "--channel-id", "--parent") if k in given}
-    channel = given.get("--channel", "discord" if ids or nsfw else "notebook")
+        return _CLEAR
+    if not ids and not o.channel and not o.nsfw:
+        return None
+    channel = o.channel or ("discord" if ids or o.nsfw else "notebook")
     if channel not in CHANNELS:
         raise UsageError(f"--channel must be one of {', '.join(CHANNELS)} (got {channel!r})")
-    if channel != "discord" and (ids or nsfw):
+    if channel != "discord" and (ids or o.nsfw):
         raise UsageError("--guild, --channel-id, --parent and --nsfw describe Discord: use them with --channel discord")
-    if nsfw and ("--guild" not in ids or "--parent" in ids):
+    if o.nsfw and ("--guild" not in ids or "--parent" in ids):
         raise UsageError("--nsfw needs --guild and no --parent: DMs and threads are never NSFW in the original")
     for key, value in ids.items():
         if not value.isdigit():
             raise UsageError(f"{key} takes a Discord id, digits only (got {value!r})")
     if channel == "notebook":
-        return rest, _CLEAR
-    return rest, RuleContext(
-        channel,
-        guild=ids.get("--guild"),
-        channel_id=ids.get("--channel-id"),
-        parent_id=ids.get("--parent"),
-        nsfw=nsfw,
-    )
+        return _CLEAR
+    return RuleContext(channel, guild=o.guild, channel_id=o.channel_id, parent_id=o.parent, nsfw=o.nsfw)
 
 
 def apply_rule_options(agent: Agent, acting: RuleContext | object | None) -> None:
@@ -101,8 +76,8 @@ class ConditionsView(_View):
             exists = (agent.directory / "blocks" / "conditional" / f"{rule.key}.md").is_file()
             outcome = ("adds " if exists else "would add (file missing) ") if holds else "does not add "
             rows.append((rule.describe(), outcome + rule.target, holds and exists))
-        for table in ("memories", "workspace"):
-            for rule in conditions.paths[table]:
+        for kind in ("memories", "workspace"):
+            for rule in conditions.paths[kind]:
                 path = rule.target.rstrip("/") or rule.target
                 decision = conditions.decide(path, ctx)
                 verdict = "allowed" if decision.allowed else "DENIED"
@@ -121,15 +96,10 @@ class ConditionsView(_View):
         if self.agent.conditions.empty:
             return frame("conditions", esc(self.text()), title="conditions")
         head, rows = self._rows()
-        cell = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left;font-family:{MONO}"
-        body = "".join(
-            f'<tr><td style="{cell}">{esc(rule)}</td>'
-            f'<td style="{cell};color:{OK if good else ERROR}">{esc(outcome)}</td></tr>'
-            for rule, outcome, good in rows
-        )
+        cells = [(esc(rule), (esc(outcome), f"color:{OK if good else ERROR}")) for rule, outcome, good in rows]
         return frame(
             "conditions",
-            f'<div style="color:{FG_DIM}">{esc(head)}</div><table><tbody>{body}</tbody></table>',
+            f'<div style="color:{FG_DIM}">{esc(head)}</div>{table(cells, cell=f"{LINED};font-family:{MONO}")}',
             title="config/conditions.toml",
         )
 

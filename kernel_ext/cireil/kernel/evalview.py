@@ -1,13 +1,14 @@
 """`%cireil eval`: scenario evals from the notebook, with a grid that fills in as runs finish.
 
 The grid is one display updated in place (a display handle): a row per scenario, a column per variant,
-each cell the passes so far and, opened, the runs behind it with the checks that failed. Imported only
+each cell the passes so far and, opened, the runs behind it with the checks that failed; a failed run's
+recorded turn is one more click (render/evalrun.py), drawn once the eval has ended. Imported only
 when `%cireil eval` runs; the evals package itself loads only then too.
 """
 
 from __future__ import annotations
 
-import argparse
+from argparse import Namespace
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,31 +16,16 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, code, esc, frame
 from .views import _View
 
 if TYPE_CHECKING:
     from ..runtime.evals.report import Cell, EvalReport
+    from ..runtime.evals.worker import RunResult
 
-USAGE = (
-    "%cireil eval [SCENARIOS ...] [--agent DIR] [--repeat N] [--variant NAME ...] [--variants FILE] [--jobs N] "
-    "[--timeout S] [--min-pass RATE] [--json FILE] [--junit FILE] [--keep DIR] [--dask ADDRESS]"
-)
 _CELL = f"padding:3px 8px;border-top:1px solid {BORDER};text-align:left;vertical-align:top"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # a usage error is one line in the cell, never SystemExit
-        raise UsageError(f"{message}; usage: {USAGE}")
-
-
-def parse(args: list[str]) -> argparse.Namespace:
-    from ..runtime.evals.options import add_eval_arguments
-
-    parser = _Parser(prog="%cireil eval", add_help=False)
-    parser.add_argument("--agent", metavar="DIR")
-    add_eval_arguments(parser, agent=False, required=False)
-    return parser.parse_args(args)
+# characters of recorded-turn HTML in one grid: past it a failed run says where its turn is instead
+TURNS_LIMIT = 2_000_000
 
 
 @dataclass
@@ -63,7 +49,28 @@ class EvalGrid(_View):
         parts = [self.report.grid_text(), self.report.failures_text(), self._verdict()]
         return "\n\n".join(p for p in parts if p)
 
-    def _cell(self, cell: Cell, total: int) -> str:
+    def _finished(self) -> bool:
+        return self.report.interrupted or len(self.report.results) >= self.report.total
+
+    def _turn(self, run: RunResult, room: list[int]) -> str:
+        """A failed run's recorded turn, folded; drawn once the eval ends (the live grid is redrawn per run)."""
+        from ..render.evalrun import turns_html
+
+        if run.passed or run.recording is None:
+            return ""
+        dim = f'<div style="color:{FG_DIM};margin-left:14px">'
+        if not self._finished():
+            return f"{dim}its recorded turn opens here when the eval ends</div>"
+        if room[0] <= 0:
+            return (
+                f"{dim}recorded turn not drawn: the grid holds enough of them; <code>cireil eval-show FILE "
+                f"{esc(run.run_id)}</code> opens it from a <code>--json FILE</code></div>"
+            )
+        drawn = turns_html(run)
+        room[0] -= len(drawn)
+        return drawn
+
+    def _cell(self, cell: Cell, total: int, room: list[int]) -> str:
         if not cell.runs:
             return f'<span style="color:{FG_DIM}">0/{total}…</span>'
         colour = OK if cell.passed == len(cell.runs) else (ERROR if cell.passed == 0 else WARN)
@@ -81,6 +88,7 @@ class EvalGrid(_View):
                 f'<div style="font-family:{MONO};margin-top:2px">{mark} #{r.repeat + 1} run {esc(r.run_id)}'
                 f" · session {esc(r.session_id)} · {r.steps} steps · {r.tokens:,} tok{where}</div>"
                 + (f'<ul style="margin:0;color:{ERROR}">{items}</ul>' if items else "")
+                + self._turn(r, room)
             )
         return f"<details><summary>{head}</summary>{''.join(runs)}</details>"
 
@@ -89,32 +97,34 @@ class EvalGrid(_View):
         per_cell = r.total // max(1, len(r.scenarios) * len(r.variants))
         head = "".join(f'<th style="{_CELL}">{esc(v)}</th>' for v in r.variants)
         rows = []
+        room = [TURNS_LIMIT]
         for s in r.scenarios:
-            cells = "".join(f'<td style="{_CELL}">{self._cell(r.cell(s, v), per_cell)}</td>' for v in r.variants)
+            cells = "".join(f'<td style="{_CELL}">{self._cell(r.cell(s, v), per_cell, room)}</td>' for v in r.variants)
             rows.append(f'<tr><th style="{_CELL}">{esc(s)}</th>{cells}</tr>')
         table = (
             f'<table style="border-collapse:collapse;margin:4px 0"><tr><th style="{_CELL}">scenario</th>{head}</tr>'
             f"{''.join(rows)}</table>"
         )
         verdict = f'<div style="margin-top:4px">{esc(self._verdict())}</div>'
-        title = f'eval <code style="font-family:{MONO}">{esc(Path(r.agent).name)}</code>'
+        title = f"eval {code(Path(r.agent).name)}"
         failed = bool(r.results) and r.pass_rate < self.min_pass and len(r.results) == r.total
         return frame("eval", table + verdict, title=title, failed=failed)
 
 
-def run_eval_magic(agent_dir: Path | None, args: list[str]) -> EvalGrid:
-    """Run the eval with a live grid; returns the finished grid (the display already shows it)."""
+def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
+    """Run the eval (options as commands.py declares them) with a live grid; returns the finished grid (the
+    display already shows it)."""
+    from ..commands import family_usage
     from ..runtime.errors import ConfigError
     from ..runtime.evals.command import DaskMissing, executor_for, plan
     from ..runtime.evals.runner import run_matrix
 
-    options = parse(args)
     agent = Path(options.agent).expanduser() if options.agent else agent_dir
     if agent is None:
         raise UsageError("no agent: run `%cireil load DIR` first, or pass --agent DIR")
     scenarios_args = options.scenarios or [str(agent / "evals")]
     if not options.scenarios and not (agent / "evals").is_dir():
-        raise UsageError(f"no scenarios given and {agent / 'evals'} does not exist; usage: {USAGE}")
+        raise UsageError(f"no scenarios given and {agent / 'evals'} does not exist; usage: {family_usage('eval')}")
     try:
         scenarios, variants = plan(scenarios_args, options.variants, options.variant)
     except ConfigError as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from . import display, magictable
+from . import display, magictable, tunables
 from .magics import CireilMagics
 
 if TYPE_CHECKING:
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 MAGIC = "cireil"
 AGENT_MAGIC = "cireil_agent"
 
-# id(shell) -> (controller, the %cireil function, the %%cireil_agent function or None)
-_LOADED: dict[int, tuple[CireilMagics, Any, Any]] = {}
+# id(shell) -> (controller, the %cireil function, the %%cireil_agent function or None, the %config Cireil object)
+_LOADED: dict[int, tuple[CireilMagics, Any, Any, tunables.Cireil]] = {}
 
 
 def load_ipython_extension(ip: Any) -> None:
@@ -36,6 +36,9 @@ def load_ipython_extension(ip: Any) -> None:
         return controller(line)
 
     cireil.__doc__ = controller.__call__.__doc__
+    # `%cireil?` shows the help of every subcommand, built from commands.py when asked (IPython's inspector
+    # calls an object's getdoc()), so %load_ext builds no parser
+    cireil.getdoc = magic_doc  # type: ignore[attr-defined]
     magictable.add(ip, MAGIC, cireil, cell=False)
     agent_fn = None
     taken = magictable.clash(ip, AGENT_MAGIC, ("line", "cell"))
@@ -45,13 +48,26 @@ def load_ipython_extension(ip: Any) -> None:
             return controller.agent_cell(line, cell)
 
         cireil_agent.__doc__ = controller.agent_cell.__doc__
+        cireil_agent.getdoc = agent_doc  # type: ignore[attr-defined]
         magictable.add(ip, AGENT_MAGIC, cireil_agent, cell=True)
         agent_fn = cireil_agent
     else:
         print(f"cireil: {taken} already exists and is left alone; use agent.turn() instead", file=sys.stderr)
     display.register(ip, widgets=True)
     ip.events.register("pre_run_cell", controller.pre_run_cell)
-    _LOADED[id(ip)] = (controller, cireil, agent_fn)
+    _LOADED[id(ip)] = (controller, cireil, agent_fn, tunables.register(ip))
+
+
+def magic_doc() -> str:
+    from .. import commands
+
+    return commands.magic_doc()
+
+
+def agent_doc() -> str:
+    from .. import commands
+
+    return commands.command_help(["%%cireil_agent"])
 
 
 def unload_ipython_extension(ip: Any) -> None:
@@ -59,7 +75,8 @@ def unload_ipython_extension(ip: Any) -> None:
 
     entry = _LOADED.pop(id(ip), None)
     if entry is not None:
-        controller, fn, agent_fn = entry
+        controller, fn, agent_fn, settings = entry
+        tunables.unregister(ip, settings)
         ip.events.unregister("pre_run_cell", controller.pre_run_cell)
         magictable.remove(ip, MAGIC, fn)
         if agent_fn is not None:

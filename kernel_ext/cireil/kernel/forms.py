@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..render.html import ERROR, FG, FG_DIM, MONO, OK, esc, frame
+from ..render.html import ERROR, FG, FG_DIM, MONO, OK, code, esc, frame
 from ..render.safe import safe_bundle
 from .display import result_mimebundle
 from .gone import mark
@@ -187,9 +187,7 @@ class ToolForm(W.VBox):
             self.problems.value = ""
             return
         items = "".join(
-            f'<li><code style="font-family:{MONO}">{esc(p.where)}</code> {esc(p.message)}</li>'
-            if p.path
-            else f"<li>{esc(p.message)}</li>"
+            f"<li>{code(p.where)} {esc(p.message)}</li>" if p.path else f"<li>{esc(p.message)}</li>"
             for p in collected.problems
         )
         self.problems.value = (

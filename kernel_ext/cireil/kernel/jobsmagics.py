@@ -11,13 +11,11 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, esc, frame
+from ..render.html import ERROR, FG_DIM, LINED, MONO, esc, frame, table
 from .views import _View
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
-
-USAGE = "usage: %cireil jobs  |  %cireil jobs run ID"
 
 
 def _when(value: object) -> str:
@@ -42,23 +40,15 @@ class JobsView(_View):
         return "\n".join(lines)
 
     def html(self) -> str:
-        cell = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left"
         problems = "".join(f'<div style="color:{ERROR}">{esc(p)}</div>' for p in self.problems)
-        rows = "".join(
-            f'<tr><td style="{cell};font-family:{MONO}">{esc(r[0])}</td>'
-            + "".join(f'<td style="{cell}">{esc(v)}</td>' for v in r[1:])
-            + "</tr>"
-            for r in self.rows
-        )
-        rows += "".join(
-            f'<tr><td style="{cell};font-family:{MONO}">{esc(i)}</td><td style="{cell}">at {esc(at)}</td>'
-            f'<td style="{cell}">{esc(at)}</td><td style="{cell};color:{FG_DIM}">schedule tool</td><td></td></tr>'
+        mono = f"font-family:{MONO}"
+        rows = [[(esc(r[0]), mono), *(esc(v) for v in r[1:])] for r in self.rows]
+        rows += [
+            [(esc(i), mono), f"at {esc(at)}", esc(at), ("schedule tool", f"color:{FG_DIM}"), ""]
             for i, at in self.one_shot
-        )
-        head = "".join(f'<th style="{cell}">{h}</th>' for h in ("job", "schedule", "next run", "runs", "last result"))
-        return frame(
-            "jobs", f"{problems}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>", title="jobs"
-        )
+        ]
+        head = ("job", "schedule", "next run", "runs", "last result")
+        return frame("jobs", problems + table(rows, head=head, cell=LINED), title="jobs")
 
 
 def jobs_view(agent: Agent) -> JobsView:
@@ -81,25 +71,24 @@ def jobs_view(agent: Agent) -> JobsView:
     return JobsView(rows, list(runner.problems), one_shot)
 
 
-def jobs_command(agent: Agent, args: list[str]) -> None:
+def jobs_command(agent: Agent, job_id: str | None = None) -> None:
+    """`%cireil jobs` (job_id None): the list; `%cireil jobs run ID`: that job now, then the list."""
     agent._start_cron_jobs()  # a cron.toml written since the load starts running now
-    if not args:
+    if job_id is None:
         display(jobs_view(agent))
         return
-    if args[0] != "run" or len(args) != 2:
-        raise UsageError(USAGE)
     from ..runtime.loop import RUNTIME
 
     runner = agent.engine.jobs
     runner.reload()
-    if runner.job(args[1]) is None and not (args[1] == "heartbeat" and runner.heartbeat is not None):
+    if runner.job(job_id) is None and not (job_id == "heartbeat" and runner.heartbeat is not None):
         known = ", ".join([j.id for j in runner.jobs] + (["heartbeat"] if runner.heartbeat else [])) or "none"
-        raise UsageError(f"no job '{args[1]}' in config/cron.toml (jobs: {known})")
+        raise UsageError(f"no job '{job_id}' in config/cron.toml (jobs: {known})")
 
     async def run_one() -> None:
-        await runner.run_now(args[1])
+        await runner.run_now(job_id)
 
     RUNTIME.run(run_one())
-    record = runner.last[args[1]]
-    print(f"cron job '{args[1]}' ran: {record.text or '(no respond)'}")
+    record = runner.last[job_id]
+    print(f"cron job '{job_id}' ran: {record.text or '(no respond)'}")
     display(jobs_view(agent))

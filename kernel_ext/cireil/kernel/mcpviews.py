@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..render import wire
-from ..render.html import ERROR, FG_DIM, MONO, OK, esc, frame
+from ..render.html import ERROR, FG_DIM, MONO, OK, esc, frame, pairs
 from .views import _View
 
 if TYPE_CHECKING:
@@ -76,12 +76,7 @@ def panel_text(status: dict[str, Any]) -> str:
 
 
 def panel_html(status: dict[str, Any]) -> str:
-    rows = "".join(
-        f'<tr><td style="color:{FG_DIM};padding:1px 10px 1px 0;vertical-align:top">{esc(k)}</td>'
-        f'<td style="font-family:{MONO};overflow-wrap:anywhere">{esc(v)}</td></tr>'
-        for k, v in panel_rows(status)
-    )
-    parts = [f"<table><tbody>{rows}</tbody></table>"]
+    parts = [pairs(panel_rows(status), value_style="overflow-wrap:anywhere")]
     caps = status.get("capabilities") or {}
     if caps:
         parts.append(

@@ -10,10 +10,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, esc, frame
+from ..render.html import ERROR, FG_DIM, LINED, MONO, esc, frame, table
 from .views import _View
 
 if TYPE_CHECKING:
@@ -59,24 +58,23 @@ class ModelsView(_View):
         return "\n".join(lines)
 
     def html(self) -> str:
-        cell = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left"
         parts = []
         for listing in self.lists:
             how = "availableModels" if listing.source == "config" else "the provider's /models"
-            rows = "".join(
-                f'<tr><td style="{cell};font-family:{MONO}">{esc(m.id)}{esc(self._mark(listing.provider, m.id))}</td>'
-                f'<td style="{cell}">{esc(f"{m.context_window:,}" if m.context_window else "unknown")}</td></tr>'
+            rows = [
+                (
+                    (esc(m.id) + esc(self._mark(listing.provider, m.id)), f"font-family:{MONO}"),
+                    esc(f"{m.context_window:,}" if m.context_window else "unknown"),
+                )
                 for m in listing.models
-            )
+            ]
             error = f'<div style="color:{ERROR}">{esc(listing.error)}</div>' if listing.error else ""
             parts.append(
                 f'<div><b>{esc(listing.provider)}</b> <span style="color:{FG_DIM}">({esc(how)})</span>{error}'
-                f"<table><tbody>{rows}</tbody></table></div>"
+                f"{table(rows, cell=LINED)}</div>"
             )
         return frame("models", "".join(parts), title="models")
 
 
-def show_models(agent: Agent, args: list[str]) -> None:
-    if args:
-        raise UsageError("usage: %cireil models")
+def show_models(agent: Agent) -> None:
     display(ModelsView(*model_lists(agent)))

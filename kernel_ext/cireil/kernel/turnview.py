@@ -44,7 +44,12 @@ class TurnView:
         self._last_usage: dict = {}  # the provider's count for the last model call, when it sent one
 
     def _show(self, pair: tuple[str, str], *, handle: bool = False) -> Any:
+        """Show a chat piece; with `handle`, return something whose `.update(bundle, raw=True)` replaces it."""
         return display(chat.as_bundle(pair), raw=True, display_id=True if handle else None)
+
+    def _display(self, obj: Any) -> None:
+        """Show an object with its own view (a tool result, the recorded steps)."""
+        display(obj)
 
     def _attachment(self, path: str) -> bytes | str | None:
         """A picture's bytes, read through the sandbox (never by host path); else why it is not shown."""
@@ -130,7 +135,7 @@ class TurnView:
             return
         if call["name"] == "respond":
             self._show(chat.tool_header(call))
-        display(result)  # the tool's own view, with its actions (Apply, open section) where it has them
+        self._display(result)  # the tool's own view, with its actions (Apply, open section) where it has them
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, message: str | dict, **options: Any) -> TurnOutcome:
@@ -169,7 +174,7 @@ class TurnView:
 
         turn = load_turn(self.agent.recording.store, turn_id)
         if turn is not None and turn.steps:
-            display(StepsView(turn))
+            self._display(StepsView(turn))
 
     def _drain(self) -> None:
         while True:
@@ -177,13 +182,17 @@ class TurnView:
                 event = self.events.get_nowait()
             except queue.Empty:
                 return
-            if event.get("type") == "request":
-                self._estimate = event.get("estimate")
-            elif event.get("type") == "assistant":
-                self._last_usage = event.get("usage") or {}
-            if event.get("type") == "end":
-                elapsed = time.perf_counter() - self.started
-                self._show(chat.footer(event["outcome"], elapsed, estimate=self._estimate, last_usage=self._last_usage))
-                self._show_recorded(event.get("recording"))
-            else:
-                self.draw(event)
+            self.handle(event)
+
+    def handle(self, event: dict) -> None:
+        """Draw one event, the footer and the recorded steps for the turn's end."""
+        if event.get("type") == "request":
+            self._estimate = event.get("estimate")
+        elif event.get("type") == "assistant":
+            self._last_usage = event.get("usage") or {}
+        if event.get("type") == "end":
+            elapsed = time.perf_counter() - self.started
+            self._show(chat.footer(event["outcome"], elapsed, estimate=self._estimate, last_usage=self._last_usage))
+            self._show_recorded(event.get("recording"))
+        else:
+            self.draw(event)

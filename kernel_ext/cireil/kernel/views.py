@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, esc, frame
+from ..render.html import ERROR, FG_DIM, LINED, MONO, OK, WARN, code, esc, frame, pairs, table
 from ..render.safe import safe_bundle
 
 if TYPE_CHECKING:
@@ -13,8 +13,6 @@ if TYPE_CHECKING:
     from ..runtime.errors import ConfigIssue
     from ..runtime.session import Session
     from ..runtime.tool import Tool
-
-_CELL = f"padding:2px 8px;border-top:1px solid {BORDER};text-align:left;vertical-align:top"
 
 
 class _View:
@@ -114,26 +112,25 @@ class ToolTable(_View):
             if self.costs
             else ("tool", "magic", "origin", "description")
         )
-        head = "".join(f'<th style="{_CELL}">{h}</th>' for h in columns)
         # names, magics and origins never wrap ("built-in" broke over two lines at 1400 px); descriptions do
         keep = "white-space:nowrap"
-        rows = "".join(
-            f'<tr><td style="{_CELL};font-weight:600;{keep}">{esc(t.name)}</td>'
-            f'<td style="{_CELL};{keep};font-family:{MONO};color:{WARN if t.name in self.refused else "inherit"}">'
-            f"{esc(self._magic(t))}</td>"
-            f'<td style="{_CELL};{keep};color:{FG_DIM}">{esc(t.origin)}</td>'
-            + (
-                f'<td style="{_CELL};text-align:right;font-family:{MONO}">{esc(self._cost(t))}</td>'
-                if self.costs
-                else ""
-            )
-            + f'<td style="{_CELL}">{esc(t.description)}</td></tr>'
+        rows = [
+            [
+                (esc(t.name), f"font-weight:600;{keep}"),
+                (
+                    esc(self._magic(t)),
+                    f"{keep};font-family:{MONO};color:{WARN if t.name in self.refused else 'inherit'}",
+                ),
+                (esc(t.origin), f"{keep};color:{FG_DIM}"),
+                *([(esc(self._cost(t)), f"text-align:right;font-family:{MONO}")] if self.costs else []),
+                esc(t.description),
+            ]
             for t in self.tools
-        )
-        table = f'<table style="border-collapse:collapse"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+        ]
+        body = table(rows, head=columns, cell=LINED, style="border-collapse:collapse")
         if self.costs:
-            table += f'<div class="cireil-tool-cost" style="margin-top:4px;font-weight:600">{esc(self._total())}</div>'
-        return frame("tools", table, title=f"{esc(self.slug)} · {len(self.tools)} enabled tools")
+            body += f'<div class="cireil-tool-cost" style="margin-top:4px;font-weight:600">{esc(self._total())}</div>'
+        return frame("tools", body, title=f"{esc(self.slug)} · {len(self.tools)} enabled tools")
 
 
 @dataclass
@@ -183,7 +180,7 @@ class DryRunView(_View):
             from .lintview import lint_html
 
             items.append(lint_html(self.report.lint))
-        title = f'dry-run <code style="font-family:{MONO}">{esc(self.report.directory)}</code>'
+        title = f"dry-run {code(self.report.directory)}"
         return frame("dry-run", "".join(items), title=title, failed=not self.report.ok)
 
 
@@ -216,14 +213,7 @@ class SessionCard(_View):
         return "\n".join(f"{k}: {v}" for k, v in self._rows())
 
     def html(self) -> str:
-        rows = "".join(
-            # left-aligned and top-aligned: JupyterLab right-aligns table cells, which set the longest value
-            # (the last message's time) apart from the rows above it
-            f'<tr><td style="color:{FG_DIM};padding:1px 10px 1px 0;text-align:left;vertical-align:top">{k}</td>'
-            f'<td style="font-family:{MONO};text-align:left;vertical-align:top">{esc(v)}</td></tr>'
-            for k, v in self._rows()
-        )
-        return frame("session", f"<table><tbody>{rows}</tbody></table>", title="session")
+        return frame("session", pairs(self._rows()), title="session")
 
 
 @dataclass
@@ -240,30 +230,18 @@ class SessionList(_View):
             return f"agent '{self.slug}' has no sessions yet" + (
                 "" if self.persistent else " (sessions.db unavailable)"
             )
-        lines = [f"sessions of agent '{self.slug}' (* = current):"]
-        for s in self.sessions:
-            mark = "*" if s["id"] == self.current else " "
-            lines.append(f"{mark} {s['id']}  {s.get('messageCount', 0)} messages  {s.get('lastActivity') or '-'}")
-            if s.get("preview"):
-                lines.append(f"    {s['preview']}")
-        return "\n".join(lines)
+        from ..render.list_sessions import session_lines
+
+        return "\n".join(
+            [f"sessions of agent '{self.slug}' (* = current):", *session_lines(self.sessions, self.current)]
+        )
 
     def html(self) -> str:
         if not self.sessions:
             return frame("sessions", esc(self.text()), title="sessions")
-        head = "".join(
-            f'<th style="{_CELL}">{h}</th>' for h in ("session", "messages", "last activity", "last message")
-        )
-        body = "".join(
-            f'<tr><td style="{_CELL};font-family:{MONO};font-weight:{600 if s["id"] == self.current else 400}">'
-            f"{esc(s['id'])}{' (current)' if s['id'] == self.current else ''}</td>"
-            f'<td style="{_CELL}">{s.get("messageCount", 0)}</td>'
-            f'<td style="{_CELL}">{esc(s.get("lastActivity") or "-")}</td>'
-            f'<td style="{_CELL};color:{FG_DIM}">{esc(s.get("preview") or "")}</td></tr>'
-            for s in self.sessions
-        )
-        table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        return frame("sessions", table, title=f"sessions of {esc(self.slug)}")
+        from ..render.list_sessions import session_table
+
+        return frame("sessions", session_table(self.sessions, self.current), title=f"sessions of {esc(self.slug)}")
 
 
 @dataclass
@@ -274,20 +252,38 @@ class HelpText(_View):
     footer: list[str]
 
     def text(self) -> str:
-        width = max(len(usage) for usage, _ in self.subcommands)
-        lines = ["%cireil subcommands:"]
-        lines += [f"  %cireil {usage:<{width}}  {what}" for usage, what in self.subcommands]
-        return "\n".join([*lines, "", *self.footer])
+        from ..commands import format_help
+
+        return format_help(self.subcommands, self.footer)
 
     def html(self) -> str:
-        rows = "".join(
-            f'<tr><td style="{_CELL};font-family:{MONO};white-space:nowrap">%cireil {esc(usage)}</td>'
-            f'<td style="{_CELL}">{esc(what)}</td></tr>'
+        from ..commands import WIDE
+
+        rows = [
+            (
+                (
+                    f"%cireil {esc(usage)}",
+                    f"font-family:{MONO}" + (";white-space:nowrap" if len(usage) <= WIDE else ""),
+                ),
+                esc(what),
+            )
             for usage, what in self.subcommands
-        )
+        ]
         foot = "".join(
             f'<div style="font-family:{MONO};white-space:pre-wrap">{esc(line)}</div>' for line in self.footer
         )
-        table = f'<table style="border-collapse:collapse"><tbody>{rows}</tbody></table>'
-        body = f'{table}<div style="margin-top:6px">{foot}</div>'
+        body = f'{table(rows, cell=LINED, style="border-collapse:collapse")}<div style="margin-top:6px">{foot}</div>'
         return frame("help", body, title="cireil")
+
+
+@dataclass
+class CommandHelp(_View):
+    """`%cireil help SUB` (or `%cireil SUB --help`): argparse's help of the subcommand, as declared."""
+
+    body: str
+
+    def text(self) -> str:
+        return self.body
+
+    def html(self) -> str:
+        return frame("help", f'<pre style="font-family:{MONO};margin:0;white-space:pre-wrap">{esc(self.body)}</pre>')

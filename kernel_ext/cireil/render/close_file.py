@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import FG_DIM, MONO, esc, frame
+from .html import FG_DIM, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -16,8 +16,5 @@ def render(result: ToolResult) -> tuple[str, str]:
     verb = "closed" if data.get("removed") else "was not open:"
     remaining = ", ".join(data.get("open", [])) or "none"
     text = f"{verb} {path}\nopen files: {remaining}"
-    body = (
-        f'{verb} <code style="font-family:{MONO}">{esc(path)}</code>'
-        f'<div style="color:{FG_DIM};font-size:90%">open files: {esc(remaining)}</div>'
-    )
+    body = f'{verb} {code(path)}<div style="color:{FG_DIM};font-size:90%">open files: {esc(remaining)}</div>'
     return text, frame("close-file", body)

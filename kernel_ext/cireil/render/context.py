@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import FG_DIM, MONO, WARN, code_block, esc, frame
+from .html import FG_DIM, WARN, code, code_block, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.context import OpenedFilesContext
@@ -29,7 +29,7 @@ def _files(ctx: OpenedFilesContext) -> tuple[str, str]:
     summary = []
     for f in ctx.files:
         what = "whole file" if not f["sections"] else f"sections {', '.join(f['sections'])}"
-        summary.append(f'<code style="font-family:{MONO}">{esc(f["path"])}</code> · {f["size"]} bytes · {esc(what)}')
+        summary.append(f"{code(f['path'])} · {f['size']} bytes · {esc(what)}")
     warn = "".join(f'<div style="color:{WARN}">⚠ {esc(line)}</div>' for line in [*notes, *stale])
     body = "<div>" + "<br>".join(summary) + "</div>" + warn + code_block(ctx.text)
     return "\n".join([*notes, *stale, ctx.text]), body

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from . import Action
-from .html import BORDER, FG_DIM, MONO, OK, WARN, esc, frame
+from .html import BORDER, FG_DIM, MONO, OK, WARN, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -164,10 +164,10 @@ def render(result: ToolResult) -> tuple[str, str]:
     patch = str(data.get("patch", ""))
     detail = str(data.get("detail", ""))
     if "applyId" in data:
-        head = f'<span style="color:{WARN}">◇</span> preview of <code style="font-family:{MONO}">{esc(path)}</code>'
+        head = f'<span style="color:{WARN}">◇</span> preview of {code(path)}'
         title = "edit preview (not written yet)"
     else:
-        head = f'<span style="color:{OK}">✓</span> edited <code style="font-family:{MONO}">{esc(path)}</code>'
+        head = f'<span style="color:{OK}">✓</span> edited {code(path)}'
         title = "edit"
     body = f'<div>{head} <span style="color:{FG_DIM}">· {esc(detail)}</span></div>' + patch_html(patch)
     return (patch or detail), frame("edit", body, title=esc(title))
@@ -177,10 +177,7 @@ def dismissed(result: ToolResult) -> tuple[str, str]:
     """A preview after Discard: says so, offers nothing; the patch stays readable in a fold."""
     path = str(result.args.get("path", ""))
     patch = str(result.data.get("patch", ""))
-    head = (
-        f'<span style="color:{FG_DIM}">✕</span> discarded: the preview of '
-        f'<code style="font-family:{MONO}">{esc(path)}</code> · nothing was written'
-    )
+    head = f'<span style="color:{FG_DIM}">✕</span> discarded: the preview of {code(path)} · nothing was written'
     fold = (
         f'<details><summary style="color:{FG_DIM};cursor:pointer">the discarded patch</summary>'
         f"{patch_html(patch)}</details>"

@@ -10,7 +10,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from . import Action
-from .html import BG_SOFT, ERROR, FG_DIM, INFO_ICON, MONO, OK, WARN, esc, frame
+from .html import BG_SOFT, ERROR, FG_DIM, INFO_ICON, MONO, OK, WARN, code, esc, frame
 from .safe import safe_bundle
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def render(result: ToolResult) -> tuple[str, str]:
             size = _size(data.get(f"{name}Length", 0))
             preview = data.get(f"{name}Preview")
             text.append(f"{name}: {size} saved to {path}")
-            body += _label(f'{name} · {esc(size)} saved to <code style="font-family:{MONO}">{esc(path)}</code>')
+            body += _label(f"{name} · {esc(size)} saved to {code(path)}")
             if preview:
                 text.append(preview)
                 body += _pre(preview, color)
@@ -110,10 +110,7 @@ def render(result: ToolResult) -> tuple[str, str]:
         text.append("(no output)")
         body += _label("(no output)")
     mark = f'<span style="color:{OK}">✓</span>' if ok else f'<span style="color:{ERROR}">✖</span>'
-    title = (
-        f'{mark} <code style="font-family:{MONO}">{esc(command)}</code>'
-        f' <span style="color:{FG_DIM};font-weight:normal">· {esc(summary)}</span>'
-    )
+    title = f'{mark} {code(command)} <span style="color:{FG_DIM};font-weight:normal">· {esc(summary)}</span>'
     return "\n".join(text), frame("exec", body, title=title, failed=not ok)
 
 
@@ -152,8 +149,5 @@ def live_bundle(
         text.append("(no output yet)")
         body += _label("(no output yet)")
     mark = f'<span style="color:{FG_DIM}">⏳</span>' if ended is None else f'<span style="color:{WARN}">⏹</span>'
-    title = (
-        f'{mark} <code style="font-family:{MONO}">{esc(command)}</code>'
-        f' <span style="color:{FG_DIM};font-weight:normal">· {esc(status)}</span>'
-    )
+    title = f'{mark} {code(command)} <span style="color:{FG_DIM};font-weight:normal">· {esc(status)}</span>'
     return safe_bundle({"text/plain": "\n".join(text), "text/html": frame("exec", body, title=title)})

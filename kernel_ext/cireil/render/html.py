@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..runtime.controls import visible
@@ -27,6 +28,37 @@ def esc(value: Any) -> str:
     # control characters shown, not passed on: widget HTML (outline rows, forms, panels) does not go
     # through safe_bundle, and escaped text is where data from files, servers and models lands
     return html.escape(visible(str(value)), quote=True)
+
+
+def code(value: Any, style: str = "") -> str:
+    """`value` escaped, inline in the code font: a path, an id, a command in a line of text."""
+    return f'<code style="font-family:{MONO}{";" + style if style else ""}">{esc(value)}</code>'
+
+
+# a table cell: HTML (already escaped), or (HTML, more inline style for this one cell)
+Cell = str | tuple[str, str]
+CELL = "padding:2px 8px;text-align:left;vertical-align:top"  # left and top: JupyterLab right-aligns cells
+LINED = f"{CELL};border-top:1px solid {BORDER}"  # rows parted by a line
+
+
+def table(rows: Iterable[Sequence[Cell]], *, head: Sequence[Cell] = (), cell: str = CELL, style: str = "") -> str:
+    """An HTML table: every cell gets the `cell` style (plus its own), the head row if given, the table `style`."""
+
+    def one(tag: str, item: Cell) -> str:
+        content, extra = (item, "") if isinstance(item, str) else item
+        return f'<{tag} style="{cell}{";" + extra if extra else ""}">{content}</{tag}>'
+
+    thead = f"<thead><tr>{''.join(one('th', h) for h in head)}</tr></thead>" if head else ""
+    body = "".join(f"<tr>{''.join(one('td', c) for c in row)}</tr>" for row in rows)
+    styled = f' style="{style}"' if style else ""
+    return f"<table{styled}>{thead}<tbody>{body}</tbody></table>"
+
+
+def pairs(rows: Iterable[tuple[Any, Any]], *, value_style: str = "") -> str:
+    """A card of name, value rows (a session, an MCP server): names dim, values in the code font; both escaped."""
+    name = f"color:{FG_DIM};padding:1px 10px 1px 0"
+    value = f"font-family:{MONO}" + (f";{value_style}" if value_style else "")
+    return table((((esc(k), name), (esc(v), value)) for k, v in rows), cell="text-align:left;vertical-align:top")
 
 
 FRAME_INSET_PX = 13  # border-left 3px + padding-left 10px: where a frame's text starts; widgets beside it align

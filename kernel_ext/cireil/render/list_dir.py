@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import BORDER, FG_DIM, MONO, esc, frame
+from .html import BORDER, FG_DIM, MONO, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -35,5 +35,5 @@ def render(result: ToolResult) -> tuple[str, str]:
         f'<table style="border-collapse:collapse;border-top:1px solid {BORDER};margin-top:2px">'
         f"<tbody>{rows}</tbody></table>"
     )
-    title = f'<code style="font-family:{MONO}">{esc(path)}</code> <span style="color:{FG_DIM}">· {count}</span>'
+    title = f'{code(path)} <span style="color:{FG_DIM}">· {count}</span>'
     return "\n".join(text_lines), frame("list-dir", table, title=title)

@@ -1,39 +1,51 @@
-"""list-sessions as a table: id, last activity, message count, preview."""
+"""Sessions as a table: id, message count, last activity, preview. The list-sessions tool's result and
+`%cireil sessions` (kernel/views.SessionList) draw the same rows with these two functions."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .html import BORDER, FG_DIM, MONO, esc, frame
+from .html import FG_DIM, LINED, MONO, esc, frame, table
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
 
-_CELL = "padding:1px 8px;text-align:left;vertical-align:top"
+
+def session_lines(sessions: Sequence[dict], current: str | None = None) -> list[str]:
+    """One line per session (`*` marks `current`), its last message's preview indented below."""
+    lines = []
+    for s in sessions:
+        mark = "*" if s.get("id") == current else " "
+        lines.append(f"{mark} {s.get('id')}  {s.get('messageCount', 0)} messages  {s.get('lastActivity') or '-'}")
+        if s.get("preview"):
+            lines.append(f"    {s['preview']}")
+    return lines
+
+
+def session_table(sessions: Sequence[dict], current: str | None = None) -> str:
+    def name(s: dict) -> tuple[str, str]:
+        now = s.get("id") == current
+        return (
+            f"{esc(s.get('id', ''))}{' (current)' if now else ''}",
+            f"font-family:{MONO};font-weight:{600 if now else 400}",
+        )
+
+    rows = [
+        (
+            name(s),
+            (esc(s.get("messageCount", 0)), "text-align:right"),
+            (esc(s.get("lastActivity") or "-"), f"color:{FG_DIM};white-space:nowrap"),
+            (esc(s.get("preview") or ""), "overflow-wrap:anywhere"),
+        )
+        for s in sessions
+    ]
+    head = [(h, f"color:{FG_DIM}") for h in ("session", "messages", "last activity", "last message")]
+    return table(rows, head=head, cell=LINED, style="border-collapse:collapse;margin-top:2px")
 
 
 def render(result: ToolResult) -> tuple[str, str]:
     sessions = result.data.get("sessions", [])
     count = f"{len(sessions)} session{'' if len(sessions) == 1 else 's'}"
-    lines = [count]
-    lines += [
-        f"  {s.get('id')}  {s.get('lastActivity') or '-'}  {s.get('messageCount', 0)} msgs  {s.get('preview', '')}"
-        for s in sessions
-    ]
-    rows = (
-        "".join(
-            f'<tr><td style="{_CELL};font-family:{MONO}">{esc(s.get("id", ""))}</td>'
-            f'<td style="{_CELL};color:{FG_DIM}">{esc(s.get("lastActivity") or "-")}</td>'
-            f'<td style="{_CELL};text-align:right">{esc(s.get("messageCount", 0))}</td>'
-            f'<td style="{_CELL};overflow-wrap:anywhere">{esc(s.get("preview", ""))}</td></tr>'
-            for s in sessions
-        )
-        or f'<tr><td colspan="4" style="{_CELL};color:{FG_DIM}">(no sessions)</td></tr>'
-    )
-    columns = ("id", "last activity", "messages", "preview")
-    head = "".join(f'<th style="{_CELL};color:{FG_DIM}">{h}</th>' for h in columns)
-    table = (
-        f'<table style="border-collapse:collapse;border-top:1px solid {BORDER};margin-top:2px">'
-        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-    )
-    return "\n".join(lines), frame("list-sessions", table, title=f"🗂 {esc(count)}")
+    body = session_table(sessions) if sessions else f'<span style="color:{FG_DIM}">(no sessions)</span>'
+    return "\n".join([count, *session_lines(sessions)]), frame("list-sessions", body, title=f"🗂 {esc(count)}")

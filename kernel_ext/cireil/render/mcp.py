@@ -13,7 +13,21 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .html import BG_SOFT, BORDER, DEEPER, ERROR, ERROR_BG, FG_DIM, MAX_DEPTH, MONO, code_block, esc, frame, json_text
+from .html import (
+    BG_SOFT,
+    BORDER,
+    DEEPER,
+    ERROR,
+    ERROR_BG,
+    FG_DIM,
+    MAX_DEPTH,
+    MONO,
+    code,
+    code_block,
+    esc,
+    frame,
+    json_text,
+)
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -177,7 +191,7 @@ def _output_check(schema: Any, data: dict, failed: bool) -> tuple[str, str]:
             "tool's outputSchema</div>"
         )
     lines = [f"{v.path}: {v.message}" for v in found]
-    items = "".join(f'<li><code style="font-family:{MONO}">{esc(v.path)}</code> {esc(v.message)}</li>' for v in found)
+    items = "".join(f"<li>{code(v.path)} {esc(v.message)}</li>" for v in found)
     plural = "s" if len(found) != 1 else ""
     head = f"structuredContent does not match the tool's outputSchema ({len(found)} problem{plural})"
     html = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import Action
-from .html import FG_DIM, MONO, OK, esc, frame
+from .html import FG_DIM, OK, code, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -20,10 +20,7 @@ def pinned_state(data: dict) -> tuple[str, str]:
         return "pinned: the whole file", "the whole file"
     if not sections:
         return "pinned: no sections (the file renders whole if it is still open)", "no sections"
-    chips = " ".join(
-        f'<code style="font-family:{MONO};border:1px solid {OK};border-radius:3px;padding:0 4px">{esc(s)}</code>'
-        for s in sections
-    )
+    chips = " ".join(code(s, f"border:1px solid {OK};border-radius:3px;padding:0 4px") for s in sections)
     return f"pinned sections: {', '.join(sections)}", chips
 
 
@@ -35,9 +32,9 @@ def render(result: ToolResult) -> tuple[str, str]:
     body = f'<div><span style="color:{OK}">📌</span> {state_html}</div>'
     if "open" in data:
         lines.append(f"open files: {', '.join(data['open']) or 'none'}")
-        opened = ", ".join(f'<code style="font-family:{MONO}">{esc(p)}</code>' for p in data["open"])
+        opened = ", ".join(f"{code(p)}" for p in data["open"])
         body += f'<div style="color:{FG_DIM};font-size:90%">open files: {opened or "none"}</div>'
-    title = f'<code style="font-family:{MONO}">{esc(path)}</code>'
+    title = f"{code(path)}"
     return "\n".join(lines), frame(result.tool, body, title=title)
 
 

@@ -1,8 +1,8 @@
 """`%cireil prompt`: the next model request, part by part, each part folded.
 
 It shows what is sent, not a summary of it: the system prompt, every message with its role, each
-tool schema, and the JSON body exactly as the provider would POST it (API keys are in headers,
-which are not shown).
+tool schema, the URL and headers (every API key or OAuth token replaced by where it comes from: the
+view never reads a secret), and the JSON body exactly as the provider would POST it.
 """
 
 from __future__ import annotations
@@ -62,6 +62,10 @@ def _details(summary: str, body: str, *, open_: bool = False) -> str:
     )
 
 
+def _header_text(headers: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{name}: {value}" for name, value in headers)
+
+
 @dataclass
 class PromptView:
     prepared: PreparedRequest
@@ -83,6 +87,8 @@ class PromptView:
             first = _message_text(m).strip().splitlines()[:1]
             lines.append(f"  {_label(m)}: {first[0][:100] if first else ''}")
         lines.append(f"tools: {', '.join(t['name'] for t in r.tools) or 'none'}")
+        lines.append(f"POST {self.prepared.url}")
+        lines += [f"  {line}" for line in _header_text(self.prepared.headers).splitlines()]
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -111,6 +117,9 @@ class PromptView:
             for t in r.tools
         )
         parts.append(_details(f"tools ({len(r.tools)})", tools))
+        parts.append(
+            _details(f"headers · POST {esc(self.prepared.url)}", code_block(_header_text(self.prepared.headers)))
+        )
         body = json.dumps(self.prepared.body, indent=2, ensure_ascii=False, default=str)
         parts.append(_details(f"request body as POSTed ({len(body):,} characters)", code_block(body)))
         return frame("prompt", head + "".join(parts), title="next model request")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import FG_DIM, MONO, OK, esc, frame
+from .html import FG_DIM, OK, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -20,9 +20,9 @@ def render(result: ToolResult) -> tuple[str, str]:
     start, end = result.args.get("start", ""), result.args.get("end", "")
     body = (
         f'<span style="color:{OK}">✓</span> {esc(count)} message{"" if count == 1 else "s"} '
-        f'<span style="color:{FG_DIM}">from</span> <code style="font-family:{MONO}">{esc(start)}</code> '
-        f'<span style="color:{FG_DIM}">to</span> <code style="font-family:{MONO}">{esc(end)}</code> '
+        f'<span style="color:{FG_DIM}">from</span> {code(start)} '
+        f'<span style="color:{FG_DIM}">to</span> {code(end)} '
         f"→ {esc(data.get('identifier', ''))} "
-        f'<span style="color:{FG_DIM}">(<code style="font-family:{MONO}">{esc(data.get("slug", ""))}</code>)</span>'
+        f'<span style="color:{FG_DIM}">({code(data.get("slug", ""))})</span>'
     )
     return text, frame("prune-boundaries", body, title="✂ topic summary")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import BORDER, FG_DIM, MONO, esc, frame
+from .html import BORDER, FG_DIM, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -17,10 +17,7 @@ def _short(text: str) -> str:
 
 
 def _hit(m: dict) -> str:
-    where = (
-        f'<code style="font-family:{MONO}">{esc(m.get("sessionId", ""))}</code>'
-        f" · {esc(m.get('role', ''))} · {esc(m.get('timestamp', ''))}"
-    )
+    where = f"{code(m.get('sessionId', ''))} · {esc(m.get('role', ''))} · {esc(m.get('timestamp', ''))}"
     text = esc(_short(str(m.get("content", ""))))
     return (
         f'<div style="border-top:1px solid {BORDER};padding:3px 0">'
@@ -40,8 +37,5 @@ def render(result: ToolResult) -> tuple[str, str]:
         lines.append(f"{m.get('sessionId')} · {m.get('role')} · {m.get('timestamp', '')}")
         lines += ["  " + line for line in _short(str(m.get("content", ""))).splitlines() or [""]]
     items = "".join(_hit(m) for m in matches) or f'<div style="color:{FG_DIM}">(no matches)</div>'
-    title = (
-        f'🔎 <code style="font-family:{MONO}">{esc(query)}</code> '
-        f'<span style="color:{FG_DIM}">({esc(mode)}) · {esc(summary)}</span>'
-    )
+    title = f'🔎 {code(query)} <span style="color:{FG_DIM}">({esc(mode)}) · {esc(summary)}</span>'
     return "\n".join(lines), frame("query-sessions", items, title=title)

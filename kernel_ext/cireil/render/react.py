@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import FG_DIM, MONO, OK, esc, frame
+from .html import FG_DIM, OK, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -15,7 +15,6 @@ def render(result: ToolResult) -> tuple[str, str]:
     target = result.args.get("message_id") or "the triggering message"
     text = f"reacted {emoji} on {target}"
     body = (
-        f'<span style="color:{OK}">✓</span> reacted {esc(emoji)} '
-        f'<span style="color:{FG_DIM}">on</span> <code style="font-family:{MONO}">{esc(target)}</code>'
+        f'<span style="color:{OK}">✓</span> reacted {esc(emoji)} <span style="color:{FG_DIM}">on</span> {code(target)}'
     )
     return text, frame("react", body)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import Action
 from . import outline as outline_view
-from .html import FG_DIM, MONO, esc, frame
+from .html import FG_DIM, code, esc, frame
 from .media import media_html
 from .source import content_view, plain_numbered
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def _title(path: str, detail: str) -> str:
-    return f'<code style="font-family:{MONO}">{esc(path)}</code> <span style="color:{FG_DIM}">· {esc(detail)}</span>'
+    return f'{code(path)} <span style="color:{FG_DIM}">· {esc(detail)}</span>'
 
 
 def _outline_frame(data: dict, tree_html: str, pin_hint: str) -> str:

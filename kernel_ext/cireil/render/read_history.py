@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import FG_DIM, MONO, code_block, esc, frame
+from .html import FG_DIM, code, code_block, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -18,7 +18,5 @@ def render(result: ToolResult) -> tuple[str, str]:
     messages = result.data.get("messages") or ""
     text = summary + ("\n" + messages if messages else "")
     body = code_block(messages) if messages else f'<div style="color:{FG_DIM}">(no messages)</div>'
-    title = f'🕘 history <span style="color:{FG_DIM}">· {esc(count)} {esc(direction)}</span> ' + (
-        f'<code style="font-family:{MONO}">{esc(anchor)}</code>'
-    )
+    title = f'🕘 history <span style="color:{FG_DIM}">· {esc(count)} {esc(direction)}</span> ' + (f"{code(anchor)}")
     return text, frame("read-history", body, title=title)

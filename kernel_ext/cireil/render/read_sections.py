@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import open_file
-from .html import FG_DIM, MONO, esc, frame
+from .html import FG_DIM, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 def render(result: ToolResult) -> tuple[str, str]:
     data = result.data
     path = data.get("path", "")
-    title = f'<code style="font-family:{MONO}">{esc(path)}</code>'
+    title = f"{code(path)}"
     if "activeSections" not in data:  # below the outline threshold: the message says it all
         message = data.get("message", "")
         return f"{path}  {message}", frame("read-sections", f"<div>{esc(message)}</div>", title=title)

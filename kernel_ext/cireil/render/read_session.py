@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .chat import images_html
-from .html import BORDER, FG_DIM, MONO, esc, frame
+from .html import BORDER, FG_DIM, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -57,8 +57,5 @@ def render(result: ToolResult) -> tuple[str, str]:
         )
         or f'<div style="color:{FG_DIM}">(no messages)</div>'
     )
-    title = (
-        f'🗂 <code style="font-family:{MONO}">{esc(session_id)}</code> '
-        f'<span style="color:{FG_DIM}">· {esc(summary)}</span>'
-    )
+    title = f'🗂 {code(session_id)} <span style="color:{FG_DIM}">· {esc(summary)}</span>'
     return "\n".join(lines), frame("read-session", items, title=title)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..runtime import frontmatter
-from .html import FG_DIM, MONO, WARN, esc, frame
+from .html import FG_DIM, WARN, code, esc, frame
 from .source import content_view
 
 if TYPE_CHECKING:
@@ -22,6 +22,6 @@ def render(result: ToolResult) -> tuple[str, str]:
     except frontmatter.FrontmatterError as exc:  # still readable; the prompt listing would skip it
         about = f"(frontmatter invalid: {exc}; the skill is left out of the prompt)"
         about_html = f'<span style="color:{WARN}">{esc(about)}</span>'
-    title = f'skill <code style="font-family:{MONO}">{esc(slug)}</code>'
+    title = f"skill {code(slug)}"
     body = f"<div>{about_html}</div>" + content_view(content, f"/skills/{slug}/SKILL.md")
     return f"skill {slug} — {about}\n\n{content}", frame("read-skill", body, title=title)

@@ -15,7 +15,7 @@ from .html import BORDER, FG_DIM, MONO, WARN, code_block, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.recorder.diff import StepDiff
-    from ..runtime.recorder.model import RecordedStep, RecordedTurn
+    from ..runtime.recorder.model import RecordedStep, RecordedTurn, ToolCallRecord
     from ..runtime.recorder.settings import Price
 
 VIEW_LIMIT = 20_000  # characters of one message or body shown; the rest is named, not drawn
@@ -43,9 +43,20 @@ def _tokens(value: int | None) -> str:
     return "–" if value is None else f"{value:,}"
 
 
+# step mode: how a call the person reviewed is marked (an approved call is not: it ran as asked)
+REVIEW_MARKS = {"edited": "edited", "skipped": "skipped", "mocked": "mocked", "refused": "refused by the hook"}
+
+
+def _review_mark(call: ToolCallRecord | None) -> str:
+    mark = REVIEW_MARKS.get(call.action or "") if call is not None else None
+    return f" ({mark})" if mark else ""
+
+
 def step_summary(step: RecordedStep) -> str:
-    """One line: tokens in/out, time to first token, latency, what the model called."""
-    calls = ", ".join(c.get("name") or "?" for c in step.tool_calls)
+    """One line: tokens in/out, time to first token, latency, what the model called (and, in step mode,
+    which calls the person edited, skipped or mocked)."""
+    ran = {c.position: c for c in step.calls}
+    calls = ", ".join((c.get("name") or "?") + _review_mark(ran.get(i)) for i, c in enumerate(step.tool_calls))
     what = f"retried: {step.reply.get('error', '')}" if step.retried else (f"called {calls}" if calls else "no call")
     return (
         f"step {step.n} · {_tokens(step.tokens_in)} in / {_tokens(step.tokens_out)} out · "
@@ -53,8 +64,13 @@ def step_summary(step: RecordedStep) -> str:
     )
 
 
-def diff_text(diff: StepDiff) -> str:
-    return str(diff)
+def call_line(call: ToolCallRecord, limit: int = 200) -> str:
+    """A tool call of a step as one line: name, arguments, and whether it succeeded."""
+    arguments = " ".join(json.dumps(call.arguments, ensure_ascii=False, default=str).split())
+    if len(arguments) > limit:
+        arguments = arguments[: limit - 1] + "…"
+    outcome = "ok" if call.success else f"failed: {' '.join(str(call.result.get('error') or '').split())[:limit]}"
+    return f"→ {call.name} {arguments}: {outcome}{_review_mark(call)}"
 
 
 def diff_html(diff: StepDiff) -> str:
@@ -76,6 +92,23 @@ def diff_html(diff: StepDiff) -> str:
     return "".join(rows)
 
 
+def calls_html(step: RecordedStep) -> str:
+    """Each tool call of a step: what ran, its result, and in step mode what the person did."""
+    rows = []
+    for call in step.calls:
+        body = ""
+        if call.action == "edited":
+            body += "<div>the model asked for</div>" + code_block(_cut(_json((call.review or {}).get("asked"))))
+            body += "<div>ran with (edited)</div>"
+        body += code_block(_cut(_json(call.arguments)))
+        body += f"<div>{'result given instead of running it' if call.action in ('skipped', 'mocked') else 'result'}"
+        body += "</div>" + code_block(_cut(_json(call.result)))
+        marked = "✓" if call.success else "✖"
+        summary = f'{marked} <span style="font-family:{MONO}">{esc(call.name)}</span>{esc(_review_mark(call))}'
+        rows.append(_details(summary, body))
+    return "".join(rows)
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
@@ -85,6 +118,7 @@ class StepsView:
     """Under a finished turn: every model call, folded; open one for its diff and its exact request."""
 
     turn: RecordedTurn
+    python: str = "agent.turns()[-1].steps[i]"  # where the same steps are, from Python
 
     def text(self) -> str:
         lines = [f"recorded turn {self.turn.id}: {len(self.turn.steps)} model calls"]
@@ -92,6 +126,7 @@ class StepsView:
         for step in self.turn.steps:
             lines.append("  " + step_summary(step))
             lines += ["    " + line for line in step.diff(prev).lines()[:20]]
+            lines += ["    " + call_line(c) for c in step.calls]
             prev = step
         return "\n".join(lines)
 
@@ -104,6 +139,7 @@ class StepsView:
             reply = _cut(_json(step.reply))
             inner = (
                 _details(f"diff against {'step ' + str(prev.n) if prev else 'nothing (first call)'}", diff_html(diff))
+                + (_details(f"tool calls ({len(step.calls)})", calls_html(step)) if step.calls else "")
                 + _details(f"request as POSTed ({len(step.request.get('messages', []))} messages)", code_block(body))
                 + _details("reply as the model sent it", code_block(reply))
             )
@@ -111,7 +147,7 @@ class StepsView:
             prev = step
         head = (
             f'<div style="color:{FG_DIM};font-size:90%">recorded turn {self.turn.id} · '
-            f"<code>agent.turns()[-1].steps[i]</code> has each call from Python</div>"
+            f"<code>{esc(self.python)}</code> has each call from Python</div>"
         )
         return frame("recording", head + "".join(rows), title=f"model calls ({len(rows)})")
 

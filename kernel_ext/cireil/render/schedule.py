@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import FG_DIM, MONO, OK, esc, frame
+from .html import FG_DIM, OK, code, esc, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -17,7 +17,7 @@ def render(result: ToolResult) -> tuple[str, str]:
     where = "the answer is discarded" if delivery == "none" else f"the answer is announced to {target}"
     text = f"⏰ job {data.get('id')} at {data.get('at')}: {args.get('prompt', '')}\n  {where}"
     body = (
-        f'<span style="color:{OK}">⏰</span> job <code style="font-family:{MONO}">{esc(data.get("id"))}</code> '
+        f'<span style="color:{OK}">⏰</span> job {code(data.get("id"))} '
         f"at <b>{esc(data.get('at'))}</b>: {esc(args.get('prompt', ''))}"
         f'<div style="color:{FG_DIM};font-size:90%">{esc(where)}; it runs while this kernel lives, '
         "or at the next load if it came due meanwhile</div>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .html import MONO, OK, esc, frame
+from .html import OK, code, frame
 
 if TYPE_CHECKING:
     from ..runtime.result import ToolResult
@@ -14,8 +14,5 @@ def render(result: ToolResult) -> tuple[str, str]:
     path = result.data.get("path", "")
     written = len(result.args.get("content", "").encode("utf-8"))
     text = f"wrote {path} (content: {written} bytes)"
-    body = (
-        f'<span style="color:{OK}">✓</span> wrote <code style="font-family:{MONO}">{esc(path)}</code> '
-        f"(content: {written} bytes)"
-    )
+    body = f'<span style="color:{OK}">✓</span> wrote {code(path)} (content: {written} bytes)'
     return text, frame("write", body)

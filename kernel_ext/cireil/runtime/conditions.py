@@ -29,12 +29,12 @@ from .errors import ConfigIssue, ToolError
 from .layout import CONDITIONS_FILE
 
 if TYPE_CHECKING:
+    from .config.checker import Checker
     from .config.tomlsource import TomlSource
     from .session import Session
 
 PATH_TABLES = ("memories", "workspace")
 TABLES = ("blocks", *PATH_TABLES)
-_RULE_KEYS = ("action", "when", "mode")
 _CONDITION = re.compile(r"^(!?)(tui|internal|discord:nsfw|discord:dm|discord:(dm|guild|channel|forum):([0-9]+))$")
 SUPPORTED = (
     "[!]discord:nsfw, [!]discord:dm, [!]discord:dm:<id>, [!]discord:guild:<id>, [!]discord:channel:<id>, "
@@ -254,19 +254,28 @@ def _normal_key(key: str) -> str:
     return norm
 
 
-def _parse_when(source: TomlSource, where: tuple, raw: Any, issues: list[ConfigIssue]) -> tuple[Condition, ...]:
-    items = [raw] if isinstance(raw, str) else raw
-    if not isinstance(items, list) or not items:
-        issues.append(source.issue(where, "'when' must be a condition string or a non-empty array of them"))
-        return ()
+def _parse_when(check: Checker, where: tuple, raw: str | list) -> tuple[Condition, ...]:
     out: list[Condition] = []
-    for item in items:
+    for item in [raw] if isinstance(raw, str) else raw:
         cond = Condition.parse(item) if isinstance(item, str) else None
-        if cond is None:
-            issues.append(source.issue(where, f"Invalid condition format {item!r}. Supported: {SUPPORTED}"))
+        if cond is None:  # the original's wording
+            check.fail(where, f"Invalid condition format {item!r}. Supported: {SUPPORTED}")
         else:
             out.append(cond)
     return tuple(out)
+
+
+def _rule_fields(table: str) -> dict[str, Any]:
+    from . import params
+
+    return {
+        "action": params.String(enum=("load",) if table == "blocks" else ("allow", "deny")),
+        "when": params.AnyOf(
+            options=(params.String(), params.Array(min_items=1)),
+            description="a condition string or a non-empty array of them",
+        ),
+        "mode": params.String(enum=("or", "and"), default="or"),
+    }
 
 
 def parse_conditions(source: TomlSource | None) -> tuple[Conditions, list[ConfigIssue]]:
@@ -274,16 +283,19 @@ def parse_conditions(source: TomlSource | None) -> tuple[Conditions, list[Config
     result = Conditions()
     if source is None:
         return result, []
-    issues: list[ConfigIssue] = []
+    from .config.checker import Checker, toml_repr
+
+    check = Checker(source)
+    issues = check.issues
+    unknown = check.unknown(source.data, TABLES)
     for table, rules in source.data.items():
-        if table not in TABLES:
-            issues.append(source.issue((table,), f"unknown table '{table}' (expected: {', '.join(TABLES)})"))
+        if table in unknown:
             continue
         if not isinstance(rules, dict):
-            issues.append(source.issue((table,), f"'{table}' must be a table of rules"))
+            check.fail((table,), f"'{table}' must be a table of rules, not {toml_repr(rules)}")
             continue
         for key, body in rules.items():
-            rule = _parse_rule(source, table, key, body, issues)
+            rule = _parse_rule(check, table, key, body)
             if rule is None:
                 continue
             if table == "blocks":
@@ -298,34 +310,21 @@ def parse_conditions(source: TomlSource | None) -> tuple[Conditions, list[Config
                 )
             else:
                 result.paths[table].append(rule)
+    issues.sort(key=lambda i: i.line or 0)  # in file order, as an editor shows them
     return result, issues
 
 
-def _parse_rule(source: TomlSource, table: str, key: str, body: Any, issues: list[ConfigIssue]) -> Rule | None:
+def _parse_rule(check: Checker, table: str, key: str, body: Any) -> Rule | None:
+    source, issues = check.source, check.issues
     where = (table, key)
-    if not isinstance(body, dict):
-        issues.append(source.issue(where, "a rule must be a table with 'action' and 'when'"))
+    mark = check.mark()
+    fields = check.table(where, body, _rule_fields(table))
+    if fields is None:
         return None
-    before = len(issues)
-    for extra in body:
-        if extra not in _RULE_KEYS:
-            issues.append(source.issue((*where, extra), f"unknown key '{extra}' (expected: {', '.join(_RULE_KEYS)})"))
-    actions = ("load",) if table == "blocks" else ("allow", "deny")
-    action = body.get("action")
-    if action not in actions:
-        wanted = " or ".join(repr(a) for a in actions)
-        got = "missing" if action is None else f"{action!r}"
-        issues.append(source.issue((*where, "action"), f"'action' must be {wanted} (got {got})"))
-    if "when" not in body:
-        issues.append(source.issue(where, "'when' is required"))
-        when: tuple[Condition, ...] = ()
-    else:
-        when = _parse_when(source, (*where, "when"), body["when"], issues)
-    mode = body.get("mode", "or")
-    if mode not in ("or", "and"):
-        issues.append(source.issue((*where, "mode"), f"'mode' must be 'or' or 'and' (got {mode!r})"))
-    if len(issues) > before:
+    when = _parse_when(check, (*where, "when"), fields["when"]) if "when" in fields else ()
+    if check.errors_since(mark):
         return None
+    action, mode = fields["action"], fields["mode"]
     line = source.line_of(*where)
     if table == "blocks":
         if not _block_name_ok(key):

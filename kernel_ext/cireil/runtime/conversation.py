@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .host import ToolRequests
     from .sessions.store import SessionStore
 
 # Events for whoever shows the conversation (the notebook's turn view); called on the runtime loop:
@@ -29,4 +30,4 @@ class Conversation:
     store: SessionStore
     trigger_message_id: str | None = None  # the user message that started this turn; react's default target
     events: EventSink = no_events
-    agent: Any = field(default=None, repr=False)  # the Agent, for invoke and schedule
+    host: ToolRequests | None = field(default=None, repr=False)  # the agent, for respond elsewhere, invoke, schedule

@@ -1,4 +1,4 @@
-"""HTTP connections on plain asyncio streams, for the two hot paths: MCP tool calls and model requests.
+"""HTTP connections on plain asyncio streams under httpx, for model requests.
 
 httpx talks to the network through httpcore, and httpcore's default backend on asyncio is anyio,
 whose cancel scopes and stream wrappers cost more per request than the rest of an MCP call
@@ -6,19 +6,17 @@ whose cancel scopes and stream wrappers cost more per request than the rest of a
 module implements httpcore's documented network-backend interface on asyncio's own streams, with
 the same exception mapping the anyio backend has, and `fast_transport()` puts it under an httpx
 transport. Should a future httpx build its pool differently, `fast_transport()` returns the stock
-transport instead: slower, never broken.
+transport instead: slower, never broken. (MCP calls go further and skip httpx: mcp/h1.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import select
 import socket
 import ssl
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpcore
@@ -33,13 +31,6 @@ def _mapped(timeout_exc: type[Exception], error_exc: type[Exception]) -> Iterato
         raise timeout_exc(str(exc) or "timed out") from exc
     except (OSError, ssl.SSLError, EOFError) as exc:
         raise error_exc(str(exc) or type(exc).__name__) from exc
-
-
-# Set around a request by a caller that wants to know how long its TCP connect took, in ms (the MCP wire
-# log); called only when a new connection is made, so a request on a pooled connection pays nothing.
-CONNECT_TIMER: contextvars.ContextVar[Callable[[float], None] | None] = contextvars.ContextVar(
-    "cireil_connect_timer", default=None
-)
 
 
 def _deadline(timeout: float | None) -> Any:
@@ -112,15 +103,11 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        started = time.perf_counter()
         with _mapped(httpcore.ConnectTimeout, httpcore.ConnectError):
             async with _deadline(timeout):
                 reader, writer = await asyncio.open_connection(
                     host, port, local_addr=(local_address, 0) if local_address else None
                 )
-        timer = CONNECT_TIMER.get()
-        if timer is not None:
-            timer((time.perf_counter() - started) * 1000)
         sock = writer.get_extra_info("socket")
         with contextlib.suppress(OSError):  # requests are small writes: never wait for Nagle
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

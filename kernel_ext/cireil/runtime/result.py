@@ -17,7 +17,7 @@ class ToolResult:
     data: dict[str, Any]
     duration_s: float = 0.0
     notices: list[str] = field(default_factory=list)  # about the runtime, never shown to the agent
-    agent: Any = field(default=None, repr=False, compare=False)  # the Agent that ran it, for follow-up calls
+    agent: Any = field(default=None, repr=False, compare=False)  # the agent (a turn: its host) that ran it
     # what only the person's view shows, never the agent (an MCP call's wire exchanges and output schema)
     inspect: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

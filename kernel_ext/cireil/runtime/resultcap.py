@@ -19,7 +19,7 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 RESULT_LIMIT = 256 * 1024  # bytes of JSON per tool result sent to the model; Agent.result_limit overrides it
 RESULTS_DIR = ".cireil/results"
@@ -40,26 +40,42 @@ def _shrink(value: Any, cap: int) -> Any:
     return value
 
 
-def _save(agent_dir: Path, tool: str, call_id: str, text: str) -> Path:
+def open_saved(agent_dir: Path, tool: str, call_id: str) -> tuple[Path, BinaryIO]:
+    """A new file for a whole result, owner-only, never an existing one or a symlink; the caller writes it."""
     folder = agent_dir / RESULTS_DIR
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     safe = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{tool}-{call_id}")[:80]
     path = folder / f"{stamp}-{next(_SEQ):04d}-{safe}.json"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
-        f.write(text)
+    return path, os.fdopen(fd, "wb")
+
+
+def _save(agent_dir: Path, tool: str, call_id: str, text: str) -> Path:
+    path, f = open_saved(agent_dir, tool, call_id)
+    with f:
+        f.write(text.encode("utf-8", "replace"))
     return path
 
 
-def _note(size: int, limit: int, shown: str) -> dict:
+def truncation_note(size: int, limit: int, saved: Path, cut_at: int | None = None) -> dict[str, Any]:
+    """The `resultTruncated` note the model gets; `cut_at` when even the copy on disk stops short."""
+    return _note(size, limit, f"<agent dir>/{RESULTS_DIR}/{saved.name}", cut_at)
+
+
+def _note(size: int, limit: int, shown: str, cut_at: int | None = None) -> dict[str, Any]:
+    kept = (
+        f"The first {cut_at} bytes of it are kept for the person at {shown}"
+        if cut_at is not None
+        else f"The whole result is kept for the person at {shown}"
+    )
     return {
         "bytes": size,
         "limit": limit,
         "savedAs": shown,
         "note": (
-            f"This result was {size} bytes, over the {limit}-byte limit for one tool result: long text in it was "
-            f"cut. The whole result is kept for the person at {shown}, outside your sandbox (you cannot read it). "
+            f"This result was {size}{'+' if cut_at is not None else ''} bytes, over the {limit}-byte limit for one "
+            f"tool result: long text in it was cut. {kept}, outside your sandbox (you cannot read it). "
             "Ask for less (a narrower query, a smaller page) if you need what was cut."
         ),
     }
@@ -90,8 +106,7 @@ def cap_result(data: dict, *, limit: int, agent_dir: Path, tool: str, call_id: s
     size = len(text.encode("utf-8", "replace"))
     if size <= limit:
         return data
-    saved = _save(agent_dir, tool, call_id, text)
-    return _cut(data, text, limit, _note(size, limit, f"<agent dir>/{RESULTS_DIR}/{saved.name}"))
+    return _cut(data, text, limit, truncation_note(size, limit, _save(agent_dir, tool, call_id, text)))
 
 
 def cap_stored(output: Any, *, limit: int, message_id: str) -> Any:

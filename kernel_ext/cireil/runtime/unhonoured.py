@@ -8,9 +8,12 @@ cireil runs without them, and an agent shared with the original keeps working in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import params
+from .config.checker import Checker, label
 from .config.tomlsource import TomlSource, TomlSyntaxError, read_toml
 from .errors import ConfigIssue
 
@@ -18,6 +21,7 @@ CRON_FILE = "config/cron.toml"
 HEARTBEAT_FILE = "config/heartbeat.toml"
 SUMMARIZATION_FILE = "config/summarization.toml"
 CHANNELS_DIR = "config/channels"
+REFUSES = "the original CireilClaw refuses this file: "
 
 _JOB_KEYS = (
     "id",
@@ -31,44 +35,41 @@ _JOB_KEYS = (
     "provider",
     "webhookUrl",
 )
+_SECONDS = params.Integer(minimum=60, description="a whole number of seconds")
+DISCORD_KEYS = ("token", "ownerId", "timeout", "access", "directMessages", "trustedUsers")  # upstream.py too
 _HEARTBEAT_KEYS = ("enabled", "interval", "target", "model", "provider", "activeHours", "visibility")
-_DISCORD_KEYS = ("token", "ownerId", "timeout", "access", "directMessages", "trustedUsers")
 
 
-class _Report:
+class _Report(Checker):
     """Warnings for one file: schema problems say the original refuses it; notes say what cireil does."""
 
     def __init__(self, source: TomlSource) -> None:
-        self.source = source
-        self.out: list[ConfigIssue] = []
+        super().__init__(source, severity="warning", prefix=REFUSES)
+        self.out = self.issues
 
     def refuse(self, path: tuple, message: str) -> None:
-        self.out.append(self.source.issue(path, f"the original CireilClaw refuses this file: {message}", "warning"))
+        self.fail(path, message)
 
     def note(self, path: tuple, message: str) -> None:
         self.out.append(self.source.issue(path, message, "warning"))
 
-    def unknown(self, table: Any, allowed: tuple[str, ...], where: tuple) -> None:
-        if isinstance(table, dict):
-            for key in table:
-                if key not in allowed:
-                    self.refuse((*where, key), f"unknown key '{key}' (expected: {', '.join(allowed)})")
+    def unknown(self, table: Any, allowed: Sequence[str], where: tuple = (), **hints: str) -> list[str]:
+        return super().unknown(table, allowed, where, **hints) if isinstance(table, dict) else []
 
     def text(self, table: dict, key: str, where: tuple, *, required: bool = False) -> None:
         if key not in table:
             if required:
-                self.refuse(where, f"'{key}' is required")
+                self.refuse(where, f"'{label(*where, key)}' is required")
             return
-        if not isinstance(table[key], str) or not table[key]:
-            self.refuse((*where, key), f"'{key}' must be a non-empty string")
+        self.value((*where, key), table[key], params.String(min_length=1))
 
     def choice(self, table: dict, key: str, where: tuple, values: tuple[str, ...]) -> None:
-        if key in table and table[key] not in values:
-            self.refuse((*where, key), f"'{key}' must be one of {', '.join(values)} (got {table[key]!r})")
+        if key in table:
+            self.value((*where, key), table[key], params.String(enum=values))
 
     def flag(self, table: dict, key: str, where: tuple) -> None:
-        if key in table and not isinstance(table[key], bool):
-            self.refuse((*where, key), f"'{key}' must be true or false")
+        if key in table:
+            self.value((*where, key), table[key], params.Boolean())
 
 
 def _read(directory: Path, rel: str) -> TomlSource | ConfigIssue | None:
@@ -109,14 +110,8 @@ def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[Confi
     return out
 
 
-_CODEX_HOW = (
-    "the original reads its OAuth login from config/openai-codex/<authId>.json, which `cireilclaw codex "
-    "[--authId X]` creates"
-)
-
-
 def _engine(directory: Path) -> list[ConfigIssue]:
-    """Provider kinds cireil cannot speak yet, at their lines."""
+    """Provider kinds cireil cannot speak, and openai-codex logins that a turn could not use, at their lines."""
     found = _read(directory, "config/engine.toml")
     if not isinstance(found, TomlSource):
         return []  # missing or unreadable: the engine check (dry-run, each turn) says so
@@ -127,19 +122,47 @@ def _engine(directory: Path) -> list[ConfigIssue]:
         kind = table.get("kind", "openai")
         if kind not in ("anthropic", "openai-codex"):
             continue
-        from .engine.config import SPOKEN_KINDS  # only for an agent that names such a kind: not at every load
+        from .config.engine_config import SPOKEN_KINDS  # only for an agent that names such a kind: not at every load
 
         if kind not in SPOKEN_KINDS:
-            extra = f"; {_CODEX_HOW}" if kind == "openai-codex" else ""
             out.append(
                 found.issue(
                     (name, "kind"),
                     f"provider '{name}' has kind = \"{kind}\", which cireil does not speak yet: turns that use it "
-                    f"fail with a clear error (choose another provider with --provider){extra}",
+                    "fail with a clear error (choose another provider with --provider)",
                     "warning",
                 )
             )
+        elif kind == "openai-codex":
+            out += _codex_login(found, directory, name, table)
     return out
+
+
+def _codex_login(source: TomlSource, directory: Path, name: str, table: dict) -> list[ConfigIssue]:
+    """The login file of an openai-codex provider: read (never refreshed) so a turn does not find it broken."""
+    from .engine import codex_auth
+
+    auth_id = table.get("authId", "default")
+    if not isinstance(auth_id, str) or not auth_id:
+        return []  # the engine check reports the key itself
+    problem = codex_auth.login_problem(directory, auth_id)
+    where = source.issue((name, "kind"), "")
+    at = f"{where.file}:{where.line}" if where.line else where.file
+    if problem is not None:
+        file, line, message = problem
+        return [
+            ConfigIssue(
+                file,
+                line,
+                f"{message}; turns with provider '{name}' ({at}) fail until it is there",
+                severity="warning",
+            )
+        ]
+    loose = codex_auth.permission_problem(codex_auth.login_path(directory, auth_id))
+    if loose is not None:
+        shown = codex_auth.shown(directory, codex_auth.login_path(directory, auth_id))
+        return [ConfigIssue(shown, None, f"{loose} (the OAuth login of provider '{name}')", severity="warning")]
+    return []
 
 
 def _cron(report: _Report, in_root: bool = False) -> None:
@@ -191,7 +214,7 @@ def _cron_schema(report: _Report) -> None:
 def _schedule(report: _Report, job: dict, where: tuple) -> None:
     schedule = job.get("schedule")
     if schedule is None:
-        report.refuse(where, "'schedule' is required")
+        report.refuse(where, f"'{label(*where, 'schedule')}' is required")
         return
     kinds = [k for k in ("every", "cron", "at") if isinstance(schedule, dict) and k in schedule]
     if not isinstance(schedule, dict) or len(kinds) != 1 or len(schedule) != 1:
@@ -200,11 +223,10 @@ def _schedule(report: _Report, job: dict, where: tuple) -> None:
         )
         return
     value = schedule[kinds[0]]
-    if kinds[0] == "every" and (not isinstance(value, int) or isinstance(value, bool) or value < 60):
-        report.refuse((*where, "schedule"), "'every' must be a whole number of seconds, at least 60")
-    elif kinds[0] != "every" and (not isinstance(value, str) or not value):
-        report.refuse((*where, "schedule"), f"'{kinds[0]}' must be a non-empty string")
-    elif kinds[0] == "cron":
+    spec = _SECONDS if kinds[0] == "every" else params.String(min_length=1)
+    if not report.value((*where, "schedule", kinds[0]), value, spec)[0]:
+        return
+    if kinds[0] == "cron":
         from .jobs.cronexpr import CronError, CronExpr
 
         try:
@@ -243,9 +265,8 @@ def _heartbeat_schema(report: _Report) -> None:
     data = report.source.data
     report.unknown(data, _HEARTBEAT_KEYS, ())
     report.flag(data, "enabled", ())
-    interval = data.get("interval", 1800)
-    if not isinstance(interval, int) or isinstance(interval, bool) or interval < 60:
-        report.refuse(("interval",), "'interval' must be a whole number of seconds, at least 60")
+    if "interval" in data:
+        report.value(("interval",), data["interval"], _SECONDS)
     for key in ("target", "model", "provider"):
         report.text(data, key, ())
     hours = data.get("activeHours")
@@ -310,14 +331,15 @@ def _channels(directory: Path, in_root: bool) -> list[ConfigIssue]:
 def _discord(report: _Report, in_root: bool) -> None:
     data = report.source.data
     if not in_root:
-        report.unknown(data, _DISCORD_KEYS, ())
+        report.unknown(data, DISCORD_KEYS, ())
         report.text(data, "token", (), required=True)
         owner = data.get("ownerId")
         if not isinstance(owner, str) or not any(c.isdigit() for c in owner):
             report.refuse(("ownerId",) if "ownerId" in data else (), "'ownerId' must be a string holding a user id")
-    timeout = data.get("timeout", 60000)
-    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
-        report.refuse(("timeout",), "'timeout' must be a whole number of milliseconds above 0")
+    if "timeout" in data:
+        report.value(
+            ("timeout",), data["timeout"], params.Integer(minimum=1, description="a whole number of milliseconds")
+        )
     for key, modes in (
         ("access", ("disabled", "allowlist", "denylist")),
         ("directMessages", ("owner", "public", "allowlist", "denylist")),

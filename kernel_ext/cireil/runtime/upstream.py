@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from pathlib import Path
 
 from . import safefs
@@ -34,7 +33,6 @@ MIGRATION_IDS = (
 )
 # Tools cireil has and the original does not: it refuses a tools.toml naming them, even as false.
 CIREIL_ONLY_TOOLS = ("invoke",)
-_DISCORD_KEYS = ("token", "ownerId", "timeout", "access", "directMessages", "trustedUsers")
 
 
 def migrations_text() -> str:
@@ -151,26 +149,36 @@ def _agent_warnings(agent: Path) -> list[ConfigIssue]:
             )
         )
     else:
-        out += _discord_warnings(discord)
+        out += _discord_warnings(agent)
     out += _tools_warnings(agent)
     return out
 
 
-def _discord_warnings(path: Path) -> list[ConfigIssue]:
+def _discord_warnings(agent: Path) -> list[ConfigIssue]:
+    from . import params
+    from .config.checker import Checker, toml_repr
+    from .config.tomlsource import TomlSyntaxError, read_toml
+    from .unhonoured import DISCORD_KEYS
+
     try:
-        data = tomllib.loads(safefs.read_host_file(path).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return [ConfigIssue(DISCORD_FILE, None, f"the original CireilClaw cannot read it: {exc}", severity="warning")]
-    problems = [f"unknown key '{k}'" for k in data if k not in _DISCORD_KEYS]
-    if not isinstance(data.get("token"), str) or not data.get("token"):
-        problems.append("token must be a non-empty string")
-    owner = data.get("ownerId")
-    if not isinstance(owner, str) or not any(c.isdigit() for c in owner):
-        problems.append("ownerId must be a string holding the owner's user id")
-    return [
-        ConfigIssue(DISCORD_FILE, None, f"the original CireilClaw refuses to start: {p}", severity="warning")
-        for p in problems
-    ]
+        source = read_toml(agent, DISCORD_FILE)
+    except TomlSyntaxError as exc:
+        message = f"the original CireilClaw cannot read it: {exc.issue.message}"
+        return [ConfigIssue(DISCORD_FILE, exc.issue.line, message, severity="warning")]
+    if source is None:
+        return []
+    check = Checker(source, severity="warning", prefix="the original CireilClaw refuses to start: ")
+    check.unknown(source.data, DISCORD_KEYS)
+    if "token" not in source.data:
+        check.fail((), "'token' is required")
+    else:
+        check.value(("token",), source.data["token"], params.String(min_length=1))
+    owner = source.data.get("ownerId")
+    if owner is None:
+        check.fail((), "'ownerId' is required")
+    elif not isinstance(owner, str) or not any(c.isdigit() for c in owner):
+        check.fail(("ownerId",), f"'ownerId' must be a string holding the owner's user id, not {toml_repr(owner)}")
+    return check.issues
 
 
 def _tools_warnings(agent: Path) -> list[ConfigIssue]:

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .. import params
 from ..errors import ConfigIssue
+from .checker import Checker, header_name_ok, label, toml_repr
 from .tomlsource import TomlSource
-from .urlcheck import url_problem
+from .urlcheck import url_message
 
 MCP_FILE = "config/mcp.toml"
 DEFAULT_TIMEOUT_MS = 60000
@@ -33,7 +35,6 @@ TRANSPORT_HEADERS = frozenset(
         "Origin",
     )
 )
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
 @dataclass(frozen=True)
@@ -49,89 +50,55 @@ def transport_owned(header: str) -> bool:
     return lower in TRANSPORT_HEADERS or lower.startswith("mcp-")
 
 
+def _header_value(value: str) -> str | None:
+    return "must be a one-line string" if "\n" in value or "\r" in value else None
+
+
+_SERVER = {
+    "url": params.String(min_length=1, description="an http:// or https:// URL", check=url_message),
+    "timeout": params.Integer(minimum=1, default=DEFAULT_TIMEOUT_MS, description="a whole number of milliseconds"),
+    "headers": params.RawObject(default={}),  # its keys are header names, checked below
+}
+
+
 def parse_mcp_config(source: TomlSource | None) -> tuple[list[McpServer], list[ConfigIssue]]:
     if source is None:
         return [], []
-    issues: list[ConfigIssue] = []
+    check = Checker(source)
     servers: list[McpServer] = []
-    for key in source.data:
-        if key != "servers":
-            issues.append(source.issue((key,), f"unknown key '{key}' (expected [servers.<name>] tables)"))
+    check.unknown(source.data, ("servers",))
     table = source.data.get("servers", {})
     if not isinstance(table, dict):
-        issues.append(source.issue(("servers",), "'servers' must be a table of [servers.<name>] tables"))
-        return [], issues
+        check.fail(("servers",), f"'servers' must be a table of [servers.<name>] tables, not {toml_repr(table)}")
+        return [], check.issues
     for name, entry in table.items():
-        server = _parse_server(source, name, entry, issues)
+        server = _parse_server(check, name, entry)
         if server:
             servers.append(server)
-    return servers, issues
+    return servers, check.issues
 
 
-def _parse_server(source: TomlSource, name: str, entry: object, issues: list[ConfigIssue]) -> McpServer | None:
+def _parse_server(check: Checker, name: str, entry: object) -> McpServer | None:
     where = ("servers", name)
-    ok = True
+    mark = check.mark()
     if not _SERVER_NAME.match(name) or "__" in name:
-        issues.append(
-            source.issue(where, f"server name '{name}' may use only ASCII letters, digits, '-' and '_', without '__'")
-        )
-        ok = False
-    if not isinstance(entry, dict):
-        issues.append(source.issue(where, f"[servers.{name}] must be a table with a url"))
+        check.fail(where, f"server name '{name}' may use only ASCII letters, digits, '-' and '_', without '__'")
+    fields = check.table(where, entry, _SERVER)
+    if fields is None:
         return None
-    for key in entry:
-        if key not in ("url", "timeout", "headers"):
-            issues.append(
-                source.issue(
-                    (*where, key), f"unknown key '{key}' in [servers.{name}] (expected: url, timeout, headers)"
-                )
-            )
-            ok = False
-    url = entry.get("url")
-    if not isinstance(url, str) or not url:
-        issues.append(source.issue((*where, "url"), f"[servers.{name}] needs a url"))
-        ok = False
-    else:
-        problem = url_problem(url)
-        if problem:
-            shown = f", not {url!r}" if problem.startswith("must") else f": {url!r}"
-            issues.append(source.issue((*where, "url"), f"server '{name}': url {problem}{shown}"))
-            ok = False
-    timeout = entry.get("timeout", DEFAULT_TIMEOUT_MS)
-    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
-        issues.append(
-            source.issue(
-                (*where, "timeout"),
-                f"server '{name}': timeout must be a positive whole number of milliseconds, not {timeout!r}",
-            )
-        )
-        ok = False
-    headers = entry.get("headers", {})
+    headers = entry.get("headers", {}) if isinstance(entry, dict) else {}
     clean: dict[str, str] = {}
-    if not isinstance(headers, dict):
-        issues.append(source.issue((*where, "headers"), f"[servers.{name}.headers] must be a table"))
-        ok = False
-    else:
-        for header, value in headers.items():
-            hwhere = (*where, "headers", header)
-            if not _HEADER_NAME.match(header):
-                issues.append(source.issue(hwhere, f"server '{name}': {header!r} is not a valid header name"))
-                ok = False
-            elif transport_owned(header):
-                issues.append(
-                    source.issue(
-                        hwhere, f"server '{name}': header '{header}' is owned by the MCP transport and cannot be set"
-                    )
-                )
-                ok = False
-            elif not isinstance(value, str) or "\n" in value or "\r" in value:
-                issues.append(source.issue(hwhere, f"server '{name}': header '{header}' must be a one-line string"))
-                ok = False
-            else:
-                clean[header] = value
-    if not ok:
+    for header, value in headers.items() if isinstance(headers, dict) else ():
+        path = (*where, "headers", header)
+        if not header_name_ok(header):
+            check.fail(path, f"'{label(*path)}' is not a valid header name")
+        elif transport_owned(header):
+            check.fail(path, f"'{label(*path)}' is owned by the MCP transport and cannot be set")
+        elif check.value(path, value, params.String(description="a one-line string", check=_header_value))[0]:
+            clean[header] = value
+    if check.errors_since(mark):
         return None
-    return McpServer(name=name, url=url, timeout=timeout, headers=clean)
+    return McpServer(name=name, url=fields["url"], timeout=fields["timeout"], headers=clean)
 
 
 def exposure_warning(agent_dir: Path, servers: list[McpServer]) -> ConfigIssue | None:

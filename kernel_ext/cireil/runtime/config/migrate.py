@@ -23,10 +23,10 @@ import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import SingleKey
 
-from ..engine.config import ENGINE_FILE, is_old_layout
 from ..errors import ConfigError, ConfigIssue
 from ..fsutil import atomic_write
 from ..layout import AgentLayout
+from .engine_config import ENGINE_FILE, is_old_layout
 from .tomlsource import TomlSource, TomlSyntaxError
 from .tools_config import TOOLS_FILE
 

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import params
 from ..errors import ConfigIssue
+from .checker import Checker, label, toml_repr
 from .tomlsource import TomlSource
 
 SANDBOX_FILE = "config/sandbox.toml"
 BACKENDS = ("bwrap", "none")
-_TOP_KEYS = {"backend", "bwrap", "incus", "devices", "mounts"}
+_TOP_KEYS = ("backend", "bwrap", "devices", "incus", "mounts")
 
 
 @dataclass(frozen=True)
@@ -55,118 +57,79 @@ def _target_problem(target: str) -> str | None:
     return None
 
 
+def _target_check(target: str) -> str | None:
+    problem = _target_problem(target)
+    return f"{problem}, not {toml_repr(target)}" if problem else None
+
+
+def _binary_names(names: list) -> str | None:
+    bad = [n for n in names if not isinstance(n, str) or not n.strip() or any(c.isspace() or c == "\0" for c in n)]
+    return f"must hold non-empty words, not {', '.join(toml_repr(n) for n in bad)}" if bad else None
+
+
+_BWRAP = {"binaries": params.Array(default=[], description="an array of binary names", check=_binary_names)}
+_DEVICES = {"usb": params.Boolean(default=False), "all": params.Boolean(default=False)}
+_MOUNT = {
+    "source": params.String(min_length=1, description="a host path"),
+    "target": params.String(min_length=1, description="a relative path", check=_target_check),
+    "mode": params.String(enum=("ro", "rw")),
+}
+
+
 def parse_sandbox_config(source: TomlSource | None, slug: str) -> tuple[SandboxConfig, list[ConfigIssue]]:
     config = SandboxConfig()
     if source is None:
         return config, []
-    issues: list[ConfigIssue] = []
+    check = Checker(source)
     data = source.data
-    for key in data:
-        if key not in _TOP_KEYS:
-            issues.append(source.issue((key,), f"unknown key '{key}' (expected: {', '.join(sorted(_TOP_KEYS))})"))
+    check.unknown(data, _TOP_KEYS)
 
     backend = data.get("backend", "bwrap")
     if backend == "incus":
-        issues.append(
-            source.issue(
-                ("backend",),
-                "backend 'incus' is not supported by this runtime; use 'bwrap' (or 'none' "
-                "for trusted tutorial environments without user namespaces)",
-            )
+        check.fail(
+            ("backend",),
+            "backend 'incus' is not supported by this runtime; use 'bwrap' (or 'none' "
+            "for trusted tutorial environments without user namespaces)",
         )
-    elif backend not in BACKENDS:
-        issues.append(source.issue(("backend",), f"backend must be 'bwrap' or 'none', not {backend!r}"))
-    else:
+    elif check.value(("backend",), backend, params.String(enum=BACKENDS))[0]:
         config.backend = backend
 
-    bwrap = data.get("bwrap", {})
-    if not isinstance(bwrap, dict):
-        issues.append(source.issue(("bwrap",), "[bwrap] must be a table"))
-    else:
-        for key in bwrap:
-            if key != "binaries":
-                issues.append(source.issue(("bwrap", key), f"unknown key 'bwrap.{key}' (expected: binaries)"))
-        binaries = bwrap.get("binaries", [])
-        if not isinstance(binaries, list):
-            issues.append(source.issue(("bwrap", "binaries"), "'bwrap.binaries' must be a list of binary names"))
-        else:
-            good = []
-            for name in binaries:
-                if not isinstance(name, str) or not name.strip() or any(c.isspace() or c == "\0" for c in name):
-                    issues.append(
-                        source.issue(("bwrap", "binaries"), f"binary names must be non-empty words, not {name!r}")
-                    )
-                else:
-                    good.append(name)
-            config.binaries = tuple(good)
-
-    devices = data.get("devices", {})
-    if not isinstance(devices, dict):
-        issues.append(source.issue(("devices",), "[devices] must be a table"))
-    else:
-        for key, value in devices.items():
-            if key not in ("usb", "all"):
-                issues.append(source.issue(("devices", key), f"unknown key 'devices.{key}' (expected: usb, all)"))
-            elif not isinstance(value, bool):
-                issues.append(source.issue(("devices", key), f"'devices.{key}' must be true or false"))
-        config.usb = devices.get("usb") is True
-        config.all_devices = devices.get("all") is True
+    bwrap = check.table(("bwrap",), data.get("bwrap", {}), _BWRAP) or {}
+    config.binaries = tuple(bwrap.get("binaries", ()))
+    devices = check.table(("devices",), data.get("devices", {}), _DEVICES) or {}
+    config.usb = devices.get("usb") is True
+    config.all_devices = devices.get("all") is True
 
     mounts = data.get("mounts", [])
     if not isinstance(mounts, list):
-        issues.append(source.issue(("mounts",), "'mounts' must be an array of tables ([[mounts]])"))
+        check.fail(("mounts",), f"'mounts' must be an array of tables ([[mounts]]), not {toml_repr(mounts)}")
         mounts = []
     indexed: list[tuple[int, Mount]] = []  # with their index in the file, for the line of an overlap
     for index, entry in enumerate(mounts):
-        mount = _parse_mount(source, index, entry, issues)
+        mount = _parse_mount(check, index, entry)
         if mount:
             indexed.append((index, mount))
     config.mounts = [m for _, m in indexed]
-    _check_overlaps(source, indexed, slug, issues)
+    _check_overlaps(source, indexed, slug, check.issues)
+    issues = check.issues
     issues.sort(key=lambda i: i.line or 0)  # in file order, as an editor shows them
     return config, issues
 
 
-def _parse_mount(source: TomlSource, index: int, entry: Any, issues: list[ConfigIssue]) -> Mount | None:
+def _parse_mount(check: Checker, index: int, entry: Any) -> Mount | None:
     where = ("mounts", index)
-    if not isinstance(entry, dict):
-        issues.append(source.issue(where, f"mounts[{index}] must be a table with source, target and mode"))
+    mark = check.mark()
+    fields = check.table(where, entry, _MOUNT)
+    if fields is None:
         return None
-    ok = True
-    for key in entry:
-        if key not in ("source", "target", "mode"):
-            issues.append(source.issue((*where, key), f"unknown key '{key}' in mounts[{index}]"))
-            ok = False
-    raw_source, target, mode = entry.get("source"), entry.get("target"), entry.get("mode")
-    host: Path | None = None
-    if not isinstance(raw_source, str) or not raw_source:
-        issues.append(source.issue((*where, "source"), f"mounts[{index}].source is required (a host path)"))
-        ok = False
-    else:
-        host = _expand_source(raw_source)
-        if host is None:
-            issues.append(
-                source.issue((*where, "source"), f"mounts[{index}].source must be absolute or start with '~/'")
-            )
-            ok = False
-        elif not host.exists():
-            issues.append(
-                source.issue(
-                    (*where, "source"), f"mounts[{index}].source '{raw_source}' does not exist", severity="warning"
-                )
-            )
-    if not isinstance(target, str) or not target:
-        issues.append(source.issue((*where, "target"), f"mounts[{index}].target is required"))
-        ok = False
-    elif problem := _target_problem(target):
-        issues.append(source.issue((*where, "target"), f"mounts[{index}].target '{target}' {problem}"))
-        ok = False
-    if mode not in ("ro", "rw"):
-        issues.append(source.issue((*where, "mode"), f"mounts[{index}].mode must be 'ro' or 'rw', not {mode!r}"))
-        ok = False
-    if not ok or host is None:
+    host = _expand_source(fields["source"]) if "source" in fields else None
+    if "source" in fields and host is None:
+        check.fail((*where, "source"), f"'{label(*where, 'source')}' must be absolute or start with '~/'")
+    elif host is not None and not host.exists():
+        check.warn((*where, "source"), f"'{label(*where, 'source')}' {fields['source']!r} does not exist")
+    if host is None or check.errors_since(mark):
         return None
-    return Mount(source=host, target=target, mode=mode)
+    return Mount(source=host, target=fields["target"], mode=fields["mode"])
 
 
 def _check_overlaps(source: TomlSource, mounts: list[tuple[int, Mount]], slug: str, issues: list[ConfigIssue]) -> None:

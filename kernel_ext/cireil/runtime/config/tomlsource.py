@@ -136,9 +136,20 @@ class TomlSource:
             path = path[:-1]
         return None
 
+    def first_line_within(self, *path: str | int) -> int | None:
+        """The line of `path`, or else of the first key written inside it: a table written only through
+        its subtables (`[a.b]` without `[a]`) is found at its first one."""
+        line = self.line_of(*path)
+        prefix = path
+        while line is None and prefix:
+            lines = [n for key, n in self.lines.items() if key[: len(prefix)] == prefix]
+            line = min(lines) if lines else None
+            prefix = prefix[:-1]
+        return line
+
     def issue(self, path: tuple, message: str, severity: str = "error") -> ConfigIssue:
         key = ".".join(str(p) for p in path) if path else None
-        return ConfigIssue(self.rel, self.line_of(*path), message, key=key, severity=severity)
+        return ConfigIssue(self.rel, self.first_line_within(*path), message, key=key, severity=severity)
 
 
 TOO_DEEP = "arrays or inline tables nested too deeply to read"

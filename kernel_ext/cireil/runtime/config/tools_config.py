@@ -6,7 +6,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import params
 from ..errors import ConfigIssue
+from .checker import Checker, did_you_mean, suggestion, toml_repr
 from .tomlsource import TomlSource
 
 TOOLS_FILE = "config/tools.toml"
@@ -28,20 +30,34 @@ class ExecConfig:
     maxProcesses: int = 512  # processes the sandbox may hold at once
 
 
-# key -> (kind, minimum): the spec's fields with the bounds a sane configuration keeps.
-_EXEC_FIELDS: dict[str, tuple[str, int | None]] = {
-    "enabled": ("bool", None),
-    "timeout": ("int", 1000),
-    "inline": ("bool", None),
-    "inlineThresholdBytes": ("int", 0),
-    "outputDir": ("str", None),
-    "previewHead": ("int", 0),
-    "previewTail": ("int", 0),
-    "maxPreviewLineLength": ("int", 1),
-    "hostEnvPassthrough": ("names", None),
-    "maxOutputBytes": ("int", 4096),
-    "maxProcesses": ("int", 8),
+def _absolute_inside(path: str) -> str | None:
+    if not path.startswith("/"):
+        return "must be an absolute sandbox path such as /workspace/.exec-output"
+    outside = _outside_sandbox(path)
+    return f"{outside}, not {path!r}: spill files must land inside the sandbox" if outside else None
+
+
+def _names(value: list) -> str | None:
+    return None if all(n.strip() for n in value) else "must be a list of non-empty variable names"
+
+
+# The spec's fields with the bounds a sane configuration keeps.
+_EXEC_FIELDS: dict[str, params.Field] = {
+    "enabled": params.Boolean(),
+    "timeout": params.Integer(minimum=1000, description="a whole number of milliseconds"),
+    "inline": params.Boolean(),
+    "inlineThresholdBytes": params.Integer(minimum=0),
+    "outputDir": params.String(pattern=r"\S", description="a non-empty string", check=_absolute_inside),
+    "previewHead": params.Integer(minimum=0),
+    "previewTail": params.Integer(minimum=0),
+    "maxPreviewLineLength": params.Integer(minimum=1),
+    "hostEnvPassthrough": params.Array(
+        items=params.String(), description="a list of non-empty variable names", check=_names
+    ),
+    "maxOutputBytes": params.Integer(minimum=4096),
+    "maxProcesses": params.Integer(minimum=8),
 }
+_BINARIES_HINT = " (the binary allowlist belongs in config/sandbox.toml under [bwrap] binaries)"
 
 REMOVED_TOOLS = {
     "str-replace": "'str-replace' was removed in 2.0 and replaced by 'edit'; "
@@ -61,63 +77,19 @@ class ToolsConfig:
         return [name for name, on in self.enabled.items() if on]
 
 
-def _toml_repr(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    return repr(value)
-
-
-def _parse_exec(source: TomlSource, value: Any, issues: list[ConfigIssue]) -> ExecConfig:
+def _parse_exec(check: Checker, value: Any) -> ExecConfig:
     if isinstance(value, bool):
         return ExecConfig(enabled=value)
     if not isinstance(value, dict):
-        issues.append(source.issue(("exec",), f"'exec' must be true, false or a table, not {_toml_repr(value)}"))
+        check.fail(("exec",), f"'exec' must be true, false or a table, not {toml_repr(value)}")
         return ExecConfig()
+    check.unknown(value, list(_EXEC_FIELDS), ("exec",), binaries=_BINARIES_HINT)
     settings: dict[str, Any] = {}
-    for key, item in value.items():
-        where = ("exec", key)
-        if key not in _EXEC_FIELDS:
-            hint = ""
-            if key == "binaries":
-                hint = "; the binary allowlist belongs in config/sandbox.toml under [bwrap] binaries"
-            else:
-                import difflib  # only for a mistyped key: not imported at load
-
-                close = difflib.get_close_matches(key, _EXEC_FIELDS, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-            issues.append(source.issue(where, f"unknown key 'exec.{key}'{hint}"))
-            continue
-        kind, minimum = _EXEC_FIELDS[key]
-        problem = None
-        if kind == "bool" and not isinstance(item, bool):
-            problem = f"'exec.{key}' must be true or false, not {_toml_repr(item)}"
-        elif kind == "int":
-            if not isinstance(item, int) or isinstance(item, bool):
-                problem = f"'exec.{key}' must be a whole number, not {_toml_repr(item)}"
-            elif minimum is not None and item < minimum:
-                unit = " milliseconds" if key == "timeout" else ""
-                problem = f"'exec.{key}' must be at least {minimum}{unit}, not {item}"
-        elif kind == "str" and (not isinstance(item, str) or not item.strip()):
-            problem = f"'exec.{key}' must be a non-empty string"
-        elif kind == "str" and not item.startswith("/"):
-            problem = f"'exec.{key}' must be an absolute sandbox path such as /workspace/.exec-output"
-        elif key == "outputDir" and (outside := _outside_sandbox(item)):
-            problem = f"'exec.outputDir' {outside}, not {item!r}: spill files must land inside the sandbox"
-        elif kind == "names":
-            if not isinstance(item, list) or not all(isinstance(n, str) and n.strip() for n in item):
-                problem = f"'exec.{key}' must be a list of non-empty variable names"
-            else:
-                item = tuple(item)
-        if problem:
-            issues.append(source.issue(where, problem))
-        else:
-            settings[key] = item
+    for key, spec in _EXEC_FIELDS.items():
+        if key in value:
+            ok, item = check.value(("exec", key), value[key], spec)
+            if ok:
+                settings[key] = tuple(item) if key == "hostEnvPassthrough" else item
     return ExecConfig(**settings)
 
 
@@ -138,24 +110,20 @@ def parse_tools_config(
     source: TomlSource, known: Collection[str], mcp_servers: Collection[str] = ()
 ) -> tuple[ToolsConfig, list[ConfigIssue]]:
     """Validate tools.toml against the names this agent knows (`known`): built-in, Python, plugin, MCP."""
-    issues: list[ConfigIssue] = []
+    check = Checker(source)
     config = ToolsConfig()
     for name, value in source.data.items():
         where = (name,)
         if name == "exec":
-            config.exec = _parse_exec(source, value, issues)
+            config.exec = _parse_exec(check, value)
             config.enabled["exec"] = config.exec.enabled
-            continue
-        if name in REMOVED_TOOLS:
-            issues.append(source.issue(where, REMOVED_TOOLS[name]))
-            continue
-        if name not in known:
-            issues.append(source.issue(where, _unknown_message(name, known, mcp_servers)))
-            continue
-        if not isinstance(value, bool):
-            issues.append(source.issue(where, f"tool '{name}' must be true or false, not {_toml_repr(value)}"))
-            continue
-        config.enabled[name] = value
+        elif name in REMOVED_TOOLS:
+            check.fail(where, REMOVED_TOOLS[name])
+        elif name not in known:
+            check.fail(where, _unknown_message(name, known, mcp_servers))
+        elif check.value(where, value, params.Boolean())[0]:
+            config.enabled[name] = value
+    issues = check.issues
     issues.sort(key=lambda i: i.line or 0)  # in file order, as an editor shows them
     return config, issues
 
@@ -165,15 +133,8 @@ def _unknown_message(name: str, known: Collection[str], mcp_servers: Collection[
         server = name[5:].split("__", 1)[0]
         if server not in mcp_servers:
             return f"unknown tool '{name}': there is no server '{server}' in config/mcp.toml"
-        import difflib  # only for an unknown name: not imported at load
-
         prefix = f"mcp__{server}__"  # compared without it: the shared prefix alone would look alike
-        offered = [k[len(prefix) :] for k in known if k.startswith(prefix)]
-        close = difflib.get_close_matches(name[len(prefix) :], offered, n=1, cutoff=0.6)
-        hint = f" (did you mean '{prefix}{close[0]}'?)" if close else ""
+        close = did_you_mean(name[len(prefix) :], [k[len(prefix) :] for k in known if k.startswith(prefix)])
+        hint = f" (did you mean '{prefix}{close}'?)" if close else ""
         return f"unknown tool '{name}': server '{server}' does not advertise it{hint}"
-    import difflib  # only for an unknown name: not imported at load
-
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return f"unknown tool '{name}'{hint}"
+    return f"unknown tool '{name}'{suggestion(name, known)}"

@@ -11,6 +11,8 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
+from ..params import describe_value
+
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")  # controls (CR, LF, tab, NUL), space and DEL
 
 
@@ -49,3 +51,19 @@ def url_problem(url: str) -> str | None:
     except Exception as exc:  # httpx.InvalidURL and friends
         return f"is refused by the HTTP client ({exc})"
     return None
+
+
+def url_message(url: str, *, whole: bool = False) -> str | None:
+    """url_problem as the end of a `'KEY' ...` message, quoting the URL; `whole`: also refuse a ?query or
+    #fragment (an API base has a request path appended to it) and port 0."""
+    problem = url_problem(url)
+    if problem is None and whole:
+        parts = urlsplit(url)
+        if parts.port == 0:
+            problem = "has port 0, which no server listens on"
+        elif parts.query or parts.fragment:
+            problem = "must not have a ?query or #fragment (the request path is appended to it)"
+    if problem is None:
+        return None
+    shown = describe_value(url)  # quoted and cut short as every value in a config message
+    return f"{problem}, not {shown}" if problem.startswith("must") else f"{problem}: {shown}"

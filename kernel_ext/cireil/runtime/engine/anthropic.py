@@ -7,7 +7,7 @@ extended thinking only when the model table says `reasoning = true` (budget `rea
 and then tool_choice auto (the API refuses "any" with thinking); prompt-cache marks on the system prompt
 and the last tool; tool results without a matching tool_use in the assistant turn before them are left
 out (the API refuses them); no video. Retries, key rotation on 429, the tool_choice and streaming
-fallbacks and every failure are the OpenAI kind's (provider.OpenAIProvider.complete): only the wire
+fallbacks and every failure are the shared loop's (httpcall.HttpProvider.complete): only the wire
 format differs, so only it is here. Unlike the original (one JSON answer) the reply streams.
 
 Thinking blocks come back with their `signature` (and redacted ones with their `data`) and are kept in
@@ -23,25 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
-from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
-from ..mcp.sse import SseParser
+from ..config.engine_config import ModelConfig
 from ..messages import assistant_message
-from .config import ModelConfig
-from .provider import (
-    ContentFiltered,
-    ModelReply,
-    ModelRequest,
-    NoToolCalls,
-    OpenAIProvider,
-    ProviderError,
-    _dumps,
-    _error_message,
-    _HttpError,
-    parse_arguments,
-    wants_auto_tool_choice,
-)
+from .httpcall import HttpProvider, ReplyReader
+from .provider import _dumps, parse_arguments, wants_auto_tool_choice
+from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError
 
 MAX_TOKENS = 64000
 VERSION = "2023-06-01"
@@ -142,7 +128,7 @@ def build_anthropic_body(provider: Any, model_cfg: ModelConfig, request: ModelRe
 
 # -- the reply --------------------------------------------------------------------------------
 @dataclass
-class _Blocks:
+class _Blocks(ReplyReader):
     """The reply's content blocks as they arrive, from one JSON body or from stream events."""
 
     on_delta: Callable[[dict], None] | None
@@ -197,7 +183,9 @@ class _Blocks:
             block["json"] += delta["partial_json"]
             self._emit_call(index)
 
-    def event(self, data: dict) -> None:
+    def event(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
         kind = data.get("type")
         if kind == "message_start":
             self._usage((data.get("message") or {}).get("usage"))
@@ -210,13 +198,13 @@ class _Blocks:
             usage = data.get("usage") or {}
             self._usage({**{"input_tokens": self.usage.get("prompt_tokens")}, **usage})
         elif kind == "message_stop":
-            self.done = True
+            self.done = True  # the end marker: the rest of the stream is only drained
         elif kind == "error":
             error = data.get("error") or {}
             message = error.get("message") if isinstance(error, dict) else str(error)
             raise ProviderError(f"the server reported an error: {message}", server_message=message)
 
-    def body(self, data: Any) -> None:
+    def body(self, data: Any) -> None:  # type: ignore[override]
         if not isinstance(data, dict) or data.get("type") == "error":
             if isinstance(data, dict):
                 self.event(data)
@@ -266,21 +254,25 @@ class _Blocks:
 
 
 # -- the provider -----------------------------------------------------------------------------
-class AnthropicProvider(OpenAIProvider):
-    """The OpenAI kind's retries and key handling, speaking the Messages API."""
+class AnthropicProvider(HttpProvider):
+    """The shared retries and key pool, speaking the Messages API."""
 
-    @property
-    def url(self) -> str:
-        return self.provider.api_base.rstrip("/") + "/messages"
+    path = "/messages"
 
     def _body(self, model_cfg: ModelConfig, request: ModelRequest) -> dict:
         return build_anthropic_body(self.provider, model_cfg, request, stream=self._stream)
 
-    def _headers(self, key: str) -> list[tuple[str, str]]:
+    def _encode(self, body: dict) -> bytes:
+        return json.dumps(body, ensure_ascii=False).encode()
+
+    def _reader(self, on_delta: Callable[[dict], None] | None) -> ReplyReader:
+        return _Blocks(on_delta)
+
+    def _headers(self, auth: Any) -> list[tuple[str, str]]:
         # the original spreads customHeaders into a plain object over the built-ins: later wins, a list is joined
         headers: dict[str, str] = {
             "content-type": "application/json",
-            "authorization": f"Bearer {key}",
+            "authorization": f"Bearer {self._api_key(auth)}",
             "anthropic-version": VERSION,
             "anthropic-beta": BETA,
         }
@@ -291,43 +283,3 @@ class AnthropicProvider(OpenAIProvider):
             headers[name.lower()] = ",".join(value) if isinstance(value, list) else value
             names.setdefault(name.lower(), name)
         return [(names.get(k, k), v) for k, v in headers.items()]
-
-    async def _post(self, body: dict, key: str, on_delta: Callable[[dict], None] | None) -> ModelReply:
-        data = json.dumps(body, ensure_ascii=False).encode()
-        blocks = _Blocks(on_delta)
-        async with self._http().stream("POST", self.url, content=data, headers=self._headers(key)) as response:
-            if response.status_code >= 400:
-                raise _HttpError(response.status_code, _error_message(await response.aread()))
-            if "text/event-stream" in response.headers.get("content-type", ""):
-                await self._read_events(response, blocks)
-            else:
-                raw = await response.aread()
-                try:
-                    payload = bounded_loads(raw)
-                except ValueError:
-                    snippet = raw[:200].decode("utf-8", "replace")
-                    raise ProviderError(
-                        f"provider '{self.provider.name}': {self.url} answered HTTP {response.status_code} "
-                        f"with something that is not JSON: {snippet!r}"
-                    ) from None
-                blocks.body(payload)
-        return blocks.finish(body)
-
-    async def _read_events(self, response: httpx.Response, blocks: _Blocks) -> None:  # type: ignore[override]
-        parser = SseParser()
-        async for text in response.aiter_text():
-            for event in parser.feed(text):
-                self._feed(event.data, blocks)
-        for event in parser.finish():
-            self._feed(event.data, blocks)
-        if not blocks.done:
-            raise ProviderError(f"provider '{self.provider.name}': the stream ended before the reply was complete")
-
-    @staticmethod
-    def _feed(data: str, blocks: _Blocks) -> None:
-        try:
-            parsed = bounded_loads(data)
-        except ValueError:
-            return  # a keepalive or comment
-        if isinstance(parsed, dict):
-            blocks.event(parsed)

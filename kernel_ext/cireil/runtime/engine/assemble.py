@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 class ModelSettings(Protocol):
-    """What assembly needs of engine.config's ModelConfig (kept structural so neither imports the other)."""
+    """What assembly needs of config.engine_config's ModelConfig (kept structural so neither imports the other)."""
 
     context_window: int | None
     context_budget: float

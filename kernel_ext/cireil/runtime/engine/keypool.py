@@ -13,7 +13,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 
-from .config import KeySource
+from ..config.engine_config import KeySource
 
 COOLDOWN_S = 30 * 60
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..config.engine_config import MissingApiKey, ProviderConfig
 from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
-from .config import MissingApiKey, ProviderConfig
 
 LOOKUP_TIMEOUT_S = 15.0
 

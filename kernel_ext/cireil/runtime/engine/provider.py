@@ -8,32 +8,33 @@ switching to JPEG on its own when a backend rejects WebP.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import json
 import re
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
-
-from ..errors import CireilError
+from ..config.engine_config import ModelConfig, ProviderConfig
 from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
-from ..mcp.sse import SseParser
 from ..messages import assistant_message
-from .config import MissingApiKey, ModelConfig, ProviderConfig
-from .keypool import AllKeysRateLimited, KeyPools
-from .tooldefs import encode_body, tool_definition
+from .httpcall import HttpProvider, ReplyReader
+from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError
+from .tooldefs import tool_definition
 
-_DRAIN_GRACE_S = 1.0
-TIMEOUT_S = 600.0
-_CONNECT_TIMEOUT_S = 30.0
-_MAX_ERROR_TEXT = 2000
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+__all__ = [
+    "ContentFiltered",
+    "ModelReply",
+    "ModelRequest",
+    "NoToolCalls",
+    "OpenAIProvider",
+    "ProviderError",
+    "build_request_body",
+    "parse_arguments",
+    "translate_message",
+]
+
 BASE_HEADERS = {
     "HTTP-Referer": "https://github.com/CutieZone/CireilClaw",
     "X-OpenRouter-Title": "CireilClaw",
@@ -45,56 +46,6 @@ TOOL_USE_REMINDER = (
 )
 # A backslash starting a valid JSON escape is kept (consumed in pairs so `\\d` stays `\\d`); any other is doubled.
 _ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})|\\')
-
-
-@dataclass
-class ModelRequest:
-    system: str  # the system prompt
-    messages: list[dict]  # runtime.messages dicts, already shaped (user / assistant / toolResponse / system)
-    tools: list[dict]  # [{"name", "description", "parameters": JSON Schema}]
-    session_id: str  # sent as prompt_cache_key
-    model: str
-    tool_choice: str = "required"
-
-
-@dataclass
-class ModelReply:
-    message: dict  # an assistant message: thinking parts + toolCall parts
-    usage: dict  # as the server gave it ({} if none)
-    finish_reason: str
-    request_body: dict  # exactly what was POSTed last
-
-
-class ProviderError(CireilError):
-    """The model call failed; the message says what happened (HTTP status and the server's message)."""
-
-    def __init__(self, message: str, *, status: int | None = None, server_message: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.server_message = server_message
-        self.request_body: dict = {}
-
-
-class NoToolCalls(ProviderError):
-    """The model answered without calling a tool. `.text` is its stray text, `.thinking` its reasoning."""
-
-    def __init__(self, message: str, *, text: str, thinking: str, finish_reason: str, usage: dict) -> None:
-        super().__init__(message)
-        self.text = text
-        self.thinking = thinking
-        self.finish_reason = finish_reason
-        self.usage = usage
-
-
-class ContentFiltered(ProviderError):
-    """The provider's content filter stopped the reply; retrying the same request would not help."""
-
-
-class _HttpError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 # -- the request body -------------------------------------------------------------------------
@@ -263,23 +214,8 @@ def parse_arguments(raw: str | None) -> tuple[dict, str | None]:
     return {}, text
 
 
-def _error_message(raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace")
-    try:
-        data = bounded_loads(text)
-    except ValueError:
-        return text.strip()[:_MAX_ERROR_TEXT] or "(empty body)"
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
-        if isinstance(error, str):
-            return error
-    return text[:_MAX_ERROR_TEXT]
-
-
 @dataclass
-class _Accumulator:
+class _Accumulator(ReplyReader):
     """The reply as it is assembled, from one JSON body or from stream deltas."""
 
     on_delta: Callable[[dict], None] | None
@@ -345,6 +281,15 @@ class _Accumulator:
             if isinstance(choice, dict):
                 self.add_choice(choice, key=key)
 
+    def event(self, data: Any) -> None:
+        self.add_body(data, key="delta")
+
+    def body(self, data: Any) -> None:
+        self.add_body(data, key="message")
+
+    def cut_short(self) -> bool:
+        return not self.done and self.finish_reason is None  # [DONE] is optional once the finish reason came
+
     def finish(self, body: dict) -> ModelReply:
         reason = self.finish_reason or "(none)"
         if reason == "content_filter":
@@ -375,58 +320,19 @@ class _Accumulator:
 
 
 # -- the provider -----------------------------------------------------------------------------
-class OpenAIProvider:
-    """Calls one provider for one model; remembers what the backend refused (tool_choice, streaming)."""
+class OpenAIProvider(HttpProvider):
+    """kind = "openai": chat completions, with the shared retries and key pool (httpcall.py)."""
 
-    def __init__(
-        self,
-        provider: ProviderConfig,
-        model: str,
-        *,
-        client: httpx.AsyncClient | None = None,
-        model_cfg: ModelConfig | None = None,
-        pools: KeyPools | None = None,
-    ) -> None:
-        self.provider = provider
-        self.model = model
-        # the model table the turn chose (§2.9: it may be the default provider's); None = this provider's own
-        self.model_cfg = model_cfg
-        self._client = client
-        self._owns_client = client is None
-        self._pool = (pools or KeyPools()).get(provider.api_keys)
-        self._auto_tool_choice = False  # a 400 about tool_choice switched this provider to "auto"
-        self._stream = True  # a 400 about streaming switched this provider to plain JSON
-        self.last_request_body: dict = {}
+    path = "/chat/completions"
+
+    def __init__(self, provider: ProviderConfig, model: str, **kw: Any) -> None:
+        super().__init__(provider, model, **kw)
         self._translations = TranslationCache()
 
-    @property
-    def url(self) -> str:
-        return self.provider.api_base.rstrip("/") + "/chat/completions"
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            # created on first use, inside the runtime's event loop; no redirects: they would carry the key elsewhere
-            # a local server is reached directly: a proxy from the environment would not know 127.0.0.1
-            host = urlsplit(self.provider.api_base).hostname or ""
-            from ..netbackend import fast_transport
-
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(TIMEOUT_S, connect=_CONNECT_TIMEOUT_S),
-                follow_redirects=False,
-                trust_env=host not in _LOOPBACK,
-                transport=fast_transport(),  # proxies from the environment still apply (as httpx mounts)
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close the HTTP client this provider made (a client passed in belongs to the caller)."""
-        if self._owns_client and self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
-
-    def _headers(self, key: str) -> list[tuple[str, str]]:
+    def _headers(self, auth: Any) -> list[tuple[str, str]]:
         """Built-in headers, then customHeaders, which replace a built-in of the same name; a list value
         is sent as one header line per element (upstream-formats.md §2.6)."""
+        key = self._api_key(auth)
         # Content-Type stays: the body is JSON whatever the table says (the original's SDK sets it last too)
         custom = {n: v for n, v in self.provider.custom_headers.items() if n.lower() != "content-type"}
         overridden = {name.lower() for name in custom}
@@ -437,123 +343,8 @@ class OpenAIProvider:
             out += [(name, v) for v in value] if isinstance(value, list) else [(name, value)]
         return out
 
-    def _api_key(self, index: int) -> str:
-        try:
-            return self.provider.api_keys[index].resolve()
-        except MissingApiKey as exc:
-            raise ProviderError(f"provider '{self.provider.name}': {exc}") from None
-
-    def _take_key(self) -> int:
-        try:
-            return self._pool.take()
-        except AllKeysRateLimited as exc:
-            raise ProviderError(f"provider '{self.provider.name}': {exc}", status=429) from None
-
-    async def complete(self, request: ModelRequest, *, on_delta: Callable[[dict], None] | None = None) -> ModelReply:
-        request = replace(request, model=request.model or self.model)
-        if self.model_cfg is not None and request.model == self.model:
-            model_cfg = self.model_cfg
-        else:
-            model_cfg = self.provider.model_config(request.model)
-        tried: set[int] = set()
-        switched_tool_choice = False
-        index = self._take_key()
-        while True:
-            sent = replace(request, tool_choice="auto") if self._auto_tool_choice else request
-            body = self._body(model_cfg, sent)
-            self.last_request_body = body
-            try:
-                return await self._post(body, self._api_key(index), on_delta)
-            except _HttpError as err:
-                lower = err.message.lower()
-                if err.status == 429:
-                    self._pool.bench(index)
-                    tried.add(index)
-                    count = len(self.provider.api_keys)
-                    if len(tried) >= count or not self._pool.available:
-                        keys = "the only API key" if count == 1 else f"all {count} API keys"
-                        raise self._error(f"rate limited (HTTP 429) on {keys}: {err.message}", err, body) from None
-                    index = self._take_key()
-                    continue
-                refused_choice = err.status == 400 and "tool_choice" in lower and not switched_tool_choice
-                if refused_choice and body.get("tool_choice") not in (None, "auto"):
-                    self._auto_tool_choice = switched_tool_choice = True
-                    continue
-                if err.status == 400 and self._stream and "stream" in lower:
-                    self._stream = False
-                    continue
-                raise self._error(f"HTTP {err.status} from {self.url}: {err.message}", err, body) from None
-            except ProviderError as exc:  # a reply came but was unusable: the next request takes this key again
-                self._pool.reuse(index)
-                exc.request_body = body
-                raise
-            except httpx.TimeoutException as exc:
-                raise self._error(f"no answer from {self.url} in time ({type(exc).__name__})", None, body) from None
-            except httpx.HTTPError as exc:
-                raise self._error(f"could not talk to {self.url}: {exc or type(exc).__name__}", None, body) from None
-
     def _body(self, model_cfg: ModelConfig, request: ModelRequest) -> dict:
-        """The request body in this kind's wire format (another kind's module overrides it)."""
         return build_request_body(self.provider, model_cfg, request, stream=self._stream, cache=self._translations)
 
-    def _error(self, message: str, err: _HttpError | None, body: dict) -> ProviderError:
-        exc = ProviderError(
-            f"provider '{self.provider.name}': {message}",
-            status=err.status if err else None,
-            server_message=err.message if err else None,
-        )
-        exc.request_body = body
-        return exc
-
-    async def _post(self, body: dict, key: str, on_delta: Callable[[dict], None] | None) -> ModelReply:
-        data = encode_body(body)
-        acc = _Accumulator(on_delta)
-        # leaving this block, also by cancellation, closes the response (and its connection if unread)
-        async with self._http().stream("POST", self.url, content=data, headers=self._headers(key)) as response:
-            if response.status_code >= 400:
-                raise _HttpError(response.status_code, _error_message(await response.aread()))
-            if "text/event-stream" in response.headers.get("content-type", ""):
-                await self._read_events(response, acc)
-            else:
-                raw = await response.aread()
-                try:
-                    payload = bounded_loads(raw)
-                except ValueError:
-                    snippet = raw[:200].decode("utf-8", "replace")
-                    raise ProviderError(
-                        f"provider '{self.provider.name}': {self.url} answered HTTP {response.status_code} "
-                        f"with something that is not JSON: {snippet!r}"
-                    ) from None
-                acc.add_body(payload, key="message")
-        return acc.finish(body)
-
-    async def _read_events(self, response: httpx.Response, acc: _Accumulator) -> None:
-        parser = SseParser()
-        done = False
-        # After [DONE] the rest of the body (the chunked terminator) is still read, so that the connection
-        # returns to the pool: left unread it is closed, and every step of a turn would pay a new TCP (and
-        # TLS) handshake. A server that keeps streaming after [DONE] gets a short grace, then is cut off.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(None) as deadline:
-                async for text in response.aiter_text():
-                    if done:
-                        continue
-                    for event in parser.feed(text):
-                        if event.data.strip() == "[DONE]":
-                            done = True
-                            deadline.reschedule(asyncio.get_running_loop().time() + _DRAIN_GRACE_S)
-                            break
-                        try:
-                            chunk = bounded_loads(event.data)
-                        except ValueError:
-                            continue  # a keepalive or vendor comment in data form; not part of the reply
-                        acc.add_body(chunk, key="delta")
-        if done:
-            return
-        for event in parser.finish():
-            if event.data.strip() == "[DONE]":
-                return
-            with contextlib.suppress(ValueError):
-                acc.add_body(bounded_loads(event.data), key="delta")
-        if acc.finish_reason is None:
-            raise ProviderError(f"provider '{self.provider.name}': the stream ended before the reply was complete")
+    def _reader(self, on_delta: Callable[[dict], None] | None) -> ReplyReader:
+        return _Accumulator(on_delta)

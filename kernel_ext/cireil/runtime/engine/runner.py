@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import messages as msgs
@@ -17,11 +18,12 @@ from ..loop import RUNTIME
 from .turn import EventSink, Turn, TurnOutcome
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..config.engine_config import EngineConfig, ModelConfig, ProviderConfig
+    from ..host import TurnHost
     from ..session import Session
     from ..tool import Tool
-    from .config import EngineConfig, ModelConfig, ProviderConfig
-    from .provider import ModelRequest, OpenAIProvider
+    from .httpcall import HttpProvider
+    from .provider import ModelRequest
 
 
 @dataclass
@@ -34,24 +36,63 @@ class PreparedRequest:
     model_cfg: ModelConfig
     estimate: int
     notes: list[str]
+    agent_dir: Path | None = None  # where an openai-codex login is looked for
 
     @property
     def body(self) -> dict:
         """Exactly what would be POSTed (made on demand: a turn's provider builds its own)."""
-        if self.provider.kind == "anthropic":
-            from .anthropic import build_anthropic_body
+        return request_body(self.provider, self.model_cfg, self.model_request)
 
-            return build_anthropic_body(self.provider, self.model_cfg, self.model_request, stream=False)
-        from .provider import build_request_body
+    def _client(self) -> HttpProvider:
+        return client_class(self.provider.kind)(
+            self.provider, self.model_request.model, model_cfg=self.model_cfg, agent_dir=self.agent_dir
+        )
 
-        return build_request_body(self.provider, self.model_cfg, self.model_request, stream=False)
+    @property
+    def url(self) -> str:
+        return self._client().url
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        """The request's headers with every secret replaced by where it comes from (never read here)."""
+        return self._client().preview_headers(self.model_request.session_id)
+
+
+def request_body(provider: ProviderConfig, model_cfg: ModelConfig, request: ModelRequest) -> dict:
+    """The body a provider of this kind POSTs for `request`, as a whole (not streamed) request."""
+    if provider.kind == "anthropic":
+        from .anthropic import build_anthropic_body
+
+        return build_anthropic_body(provider, model_cfg, request, stream=False)
+    if provider.kind == "openai-codex":
+        from .codex import build_codex_body
+
+        return build_codex_body(provider, model_cfg, request)
+    from .provider import build_request_body
+
+    return build_request_body(provider, model_cfg, request, stream=False)
+
+
+def client_class(kind: str) -> type[HttpProvider]:
+    """The provider class of a kind; one module per kind, imported only when something uses it."""
+    if kind == "anthropic":
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider
+    if kind == "openai-codex":
+        from .codex import CodexProvider
+
+        return CodexProvider
+    from .provider import OpenAIProvider
+
+    return OpenAIProvider
 
 
 class Engine:
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+    def __init__(self, host: TurnHost) -> None:
+        self.host = host  # the agent, seen only through what a turn needs of it
         self._lock: asyncio.Lock | None = None  # created on the runtime loop, where turns run
-        self._clients: dict[tuple, OpenAIProvider] = {}
+        self._clients: dict[tuple, HttpProvider] = {}
         self._token_cache: dict = {}
         from .keypool import KeyPools
 
@@ -71,9 +112,9 @@ class Engine:
 
     # -- configuration ------------------------------------------------------------------------------
     def config(self) -> EngineConfig:
-        from .config import load_engine_config
+        from ..config.engine_config import load_engine_config
 
-        return load_engine_config(self.agent.directory)
+        return load_engine_config(self.host.directory)
 
     def resolve(
         self, session: Session, provider: str | None = None, model: str | None = None
@@ -81,8 +122,8 @@ class Engine:
         """Provider, model and model table as the original chooses them (upstream-formats.md §2.9).
 
         A provider of a kind cireil does not speak yet fails here, before anything is sent or committed."""
+        from ..config.engine_config import ENGINE_FILE
         from ..errors import ConfigError, ConfigIssue
-        from .config import ENGINE_FILE
 
         choice = self.config().choose(provider, model, selected_provider=session.provider, selected_model=session.model)
         problem = choice.provider.unsupported()
@@ -90,11 +131,22 @@ class Engine:
             raise ConfigError([ConfigIssue(ENGINE_FILE, choice.provider.line, problem)])
         return choice.provider, choice.model, choice.model_cfg, choice.notices
 
-    def client(self, provider: ProviderConfig, model: str, model_cfg: ModelConfig | None = None) -> OpenAIProvider:
+    def _check_login(self, provider: ProviderConfig) -> None:
+        from ..config.engine_config import ENGINE_FILE
+        from ..errors import ConfigError, ConfigIssue
+        from .codex_auth import login_problem
+
+        problem = login_problem(self.host.directory, provider.auth_id)
+        if problem is not None:
+            name, line, message = problem
+            where = f"{ENGINE_FILE}:{provider.line}" if provider.line else ENGINE_FILE
+            raise ConfigError(
+                [ConfigIssue(name, line, f"{message} (the OAuth login of provider '{provider.name}', {where})")]
+            )
+
+    def client(self, provider: ProviderConfig, model: str, model_cfg: ModelConfig | None = None) -> HttpProvider:
         """The provider client of this model, kept between turns (its connections too); an edit of the
         provider's settings in engine.toml gets a fresh one, and the old one's connections are closed."""
-        from .provider import OpenAIProvider
-
         key = (provider.name, model)
         found = self._clients.get(key)
         if found is not None and (found.provider != provider or found.model_cfg != model_cfg):
@@ -103,12 +155,9 @@ class Engine:
             closing.add_done_callback(self._tasks.discard)
             found = None
         if found is None:
-            kind_class = OpenAIProvider
-            if provider.kind == "anthropic":  # one module per kind, imported only when a turn uses it
-                from .anthropic import AnthropicProvider
-
-                kind_class = AnthropicProvider
-            found = self._clients[key] = kind_class(provider, model, model_cfg=model_cfg, pools=self._pools)
+            make = client_class(provider.kind)
+            found = make(provider, model, model_cfg=model_cfg, pools=self._pools, agent_dir=self.host.directory)
+            self._clients[key] = found
         return found
 
     # -- requests -----------------------------------------------------------------------------------
@@ -127,19 +176,19 @@ class Engine:
         from .assemble import assemble
         from .provider import ModelRequest
 
-        agent = self.agent
+        host = self.host
         assembled = assemble(
-            layout=agent.layout,
+            layout=host.layout,
             session=session,
-            paths=agent.sandbox_paths(session),
-            conditions=agent.conditions,
-            rule_context=agent.rule_context(session),
+            paths=host.sandbox_paths(session),
+            conditions=host.conditions,
+            rule_context=host.rule_context(session),
             model_cfg=model_cfg,
             max_turns=provider.max_turns,
             token_cache=self._token_cache,
             close_missing=close_missing,
             path_effects=path_effects(tools.values()),
-            result_limit=agent.result_limit,  # rows stored before results were cut are cut for the model too
+            result_limit=host.result_limit,  # rows stored before results were cut are cut for the model too
         )
         if close_missing:  # a real model call: pruning moved the cursor (a preview changes nothing)
             session.cursor = assembled.cursor
@@ -154,7 +203,9 @@ class Engine:
             session_id=session.id,
             model=model,
         )
-        return PreparedRequest(request, assembled, provider, model_cfg, assembled.estimate, list(assembled.notes))
+        return PreparedRequest(
+            request, assembled, provider, model_cfg, assembled.estimate, list(assembled.notes), host.directory
+        )
 
     def preview(self, session: Session, provider: str | None = None, model: str | None = None) -> PreparedRequest:
         """The request the next turn's first model call would send, changing nothing."""
@@ -162,9 +213,9 @@ class Engine:
         listing = self.models.cached(chosen) if model_cfg.context_window is None else None
         if listing is not None and listing.window_of(model_name):  # a preview never waits for the network
             model_cfg = replace(model_cfg, context_window=listing.window_of(model_name))
-        self.agent.refresh_quietly()
+        self.host.refresh_quietly()
         return self.build_request(
-            session, chosen, model_name, model_cfg, self.agent.offered_tools(session), close_missing=False
+            session, chosen, model_name, model_cfg, self.host.offered_tools(session), close_missing=False
         )
 
     # -- turns --------------------------------------------------------------------------------------
@@ -182,31 +233,33 @@ class Engine:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            store = self.agent.store
+            store = self.host.store
             reason = store.read_only_reason(session) if store is not None else None
             if reason is not None:  # refused before the model is called or anything is stored (§6.3)
                 from ..sessions.store import SessionReadOnly
 
                 raise SessionReadOnly(reason)
-            notices = self.agent.refresh()  # tools.toml re-read now; this turn keeps the set it gets
+            notices = self.host.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
-            if chosen.api_keys:  # an unset key variable fails here, before the message is committed
+            if chosen.kind == "openai-codex":  # a missing login fails here, before the message is committed
+                self._check_login(chosen)
+            elif chosen.api_keys:  # an unset key variable fails here, before the message is committed
                 chosen.api_keys[0].resolve()
             if model_cfg.context_window is None:  # as the original: the provider's model list may know it
                 listing = await self.models.context_window(chosen)
                 window = listing.window_of(model_name) if listing is not None else None
                 if window:
                     model_cfg = replace(model_cfg, context_window=window)
-            on_event = self.agent.recording.observe(session.id, on_event)  # the turn recorder's tap
+            on_event = self.host.observe_turn(session.id, on_event)  # the turn recorder's tap
             turn = Turn(
-                self.agent,
+                self,
                 session,
                 on_event=on_event,
                 provider=chosen,
                 model=model_name,
                 model_cfg=model_cfg,
                 client=self.client(chosen, model_name, model_cfg),
-                tools=self.agent.offered_tools(session),  # the session's grant filters what is offered
+                tools=self.host.offered_tools(session),  # the session's grant filters what is offered
                 notices=notices + more,
                 persist=persist,
             )
@@ -216,7 +269,7 @@ class Engine:
             try:
                 return await turn.run(user)
             except SessionConflict:  # another process wrote this session: continue from what it stored
-                self.agent.forget_session(session.id)
+                self.host.forget_session(session.id)
                 raise
 
     @property
@@ -247,7 +300,7 @@ class Engine:
 
     def queue_turn(self, session_id: str, prompt: str, *, source: str | None = None) -> None:
         async def invoked() -> None:
-            session = self.agent.session_for(session_id)
+            session = self.host.session_for(session_id)
             user = msgs.user_message(prompt, invokedFrom=source) if source else msgs.user_message(prompt)
             try:
                 await self.run_turn(session, user, on_event=self._background_event)
@@ -260,13 +313,13 @@ class Engine:
 
     def deliver(self, target: str, content: str, *, attachments: Sequence[str] = (), source: str | None = None) -> None:
         """Put a message from another session (or a scheduled job) into `target`'s history."""
-        session = self.agent.session_for(target)
+        session = self.host.session_for(target)
         message = msgs.assistant_message([{"type": "text", "text": content}], deliveredFrom=source)
         if attachments:
             message["sentAttachments"] = list(attachments)
         session.history.append(message)
-        if self.agent.store is not None:
-            self.agent.store.commit(session, [message])
+        if self.host.store is not None:
+            self.host.store.commit(session, [message])
         self._background_event({"type": "delivered", "sessionId": target, "fromSessionId": source, "content": content})
 
     async def aclose(self) -> None:

@@ -26,7 +26,7 @@ class Scheduler:
 
     def start(self) -> None:
         """Arm every pending job; past-due ones run now (allowed at startup only, as upstream)."""
-        store = self.engine.agent.store
+        store = self.engine.host.store
         if store is None or self.started:
             return
         self.started = True
@@ -36,14 +36,14 @@ class Scheduler:
 
     def add(self, job: dict) -> None:
         """Persist (same id replaces the job and its timer) and arm; called on the runtime loop."""
-        store = self.engine.agent.store
+        store = self.engine.host.store
         if store is None:
             raise RuntimeError("scheduled jobs need the session store (sessions.db could not be opened)")
         store.upsert_job(job)
         self._arm(job, startup=False)
 
     def pending(self) -> list[dict]:
-        store = self.engine.agent.store
+        store = self.engine.host.store
         return store.jobs() if store is not None else []
 
     def _arm(self, job: dict, *, startup: bool) -> None:
@@ -64,9 +64,9 @@ class Scheduler:
 
     async def fire(self, job: dict) -> None:
         engine = self.engine
-        agent = engine.agent
+        host = engine.host
         self._timers.pop(job["id"], None)
-        session = agent.session_for(f"cron:{agent.slug}:{job['id']}")
+        session = host.session_for(f"cron:{host.slug}:{job['id']}")
         try:
             outcome = await engine.run_turn(session, msgs.user_message(job["prompt"]), on_event=lambda e: None)
             text = outcome.responses[-1]["content"] if outcome.responses else ""
@@ -76,8 +76,8 @@ class Scheduler:
         except Exception as exc:
             text, ok = f"⚠️ Engine error: {exc}", False
         delivered = self._announce(job, text)
-        if ok and delivered and agent.store is not None:
-            agent.store.delete_job(job["id"])
+        if ok and delivered and host.store is not None:
+            host.store.delete_job(job["id"])
 
     def _announce(self, job: dict, text: str) -> bool:
         if job.get("delivery", "announce") == "none" or not text:
@@ -86,10 +86,10 @@ class Scheduler:
         target = job.get("target") or "last"
         try:
             if target == "last":
-                target = engine.agent.store.last_active()
-            if target is None or not engine.agent.store.exists(target):
+                target = engine.host.store.last_active()
+            if target is None or not engine.host.store.exists(target):
                 return False
-            engine.deliver(target, text, source=f"cron:{engine.agent.slug}:{job['id']}")
+            engine.deliver(target, text, source=f"cron:{engine.host.slug}:{job['id']}")
         except Exception:
             return False
         engine._background_event({"type": "announce", "sessionId": target, "content": text, "jobId": job["id"]})

@@ -58,11 +58,11 @@ def parse_system_toml(name: str, raw: bytes) -> tzinfo | None:
         source = TomlSource.parse(name, text)
     except TomlSyntaxError as exc:
         raise ConfigError([exc.issue]) from None
-    issues = [
-        source.issue((key,), f"unknown key '{key}' (expected: {', '.join(_SYSTEM_KEYS)})")
-        for key in source.data
-        if key not in _SYSTEM_KEYS
-    ]
+    from ..config.checker import Checker
+
+    check = Checker(source)
+    check.unknown(source.data, _SYSTEM_KEYS)
+    issues = check.issues
     zone: tzinfo | None = None
     value = source.data.get("timezone")
     if value is not None:

@@ -50,10 +50,16 @@ class ToolDecision:
         return cls("mock", result=dict(result))
 
 
-async def decide(hook: ToolCallHook, call: dict, step: int) -> dict | None:
+# What the person did with a call, as the recorder keeps it (runtime/recorder): approved, edited (with the
+# arguments the model asked for), skipped, mocked, or refused (the hook answered something else).
+Review = dict
+
+
+async def decide(hook: ToolCallHook, call: dict, step: int) -> tuple[dict | None, Review]:
     """Ask the hook about `call`; an edit changes the call in place (so the history shows what ran).
-    Returns the result to give the model without running the tool, or None to run it."""
-    view = {"id": call.get("id"), "name": call.get("name"), "input": dict(call.get("input") or {})}
+    Returns the result to give the model without running the tool (None: run it), and the review."""
+    asked = dict(call.get("input") or {})
+    view = {"id": call.get("id"), "name": call.get("name"), "input": dict(asked)}
     if inspect.iscoroutinefunction(hook):
         decision = await hook(view, step)
     else:
@@ -61,14 +67,15 @@ async def decide(hook: ToolCallHook, call: dict, step: int) -> dict | None:
         if inspect.isawaitable(decision):
             decision = await decision
     if decision is None or (isinstance(decision, ToolDecision) and decision.action == "approve"):
-        return None
+        return None, {"action": "approved"}
     if not isinstance(decision, ToolDecision):
-        return {
+        refused = {
             "error": f"on_tool_call returned {decision!r}, not a ToolDecision or None; the call did not run.",
             "success": False,
         }
+        return refused, {"action": "refused"}
     if decision.action == "edit":
         call["input"] = dict(decision.arguments)
         call.pop("rawArguments", None)
-        return None
-    return dict(decision.result)
+        return None, {"action": "edited", "asked": asked}
+    return dict(decision.result), {"action": "skipped" if decision.action == "skip" else "mocked"}

@@ -25,11 +25,11 @@ from ..session import not_granted
 from ..tool import execute
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..config.engine_config import ModelConfig, ProviderConfig
     from ..session import Session
     from ..tool import Tool
-    from .config import ModelConfig, ProviderConfig
-    from .provider import OpenAIProvider
+    from .httpcall import HttpProvider
+    from .runner import Engine
 
 EventSink = Callable[[dict], None]
 
@@ -91,23 +91,24 @@ def _media_message(pending: list[dict]) -> dict | None:
 
 
 class Turn:
-    """Runs one turn of one session. Create with Agent.turn machinery; `run()` once."""
+    """Runs one turn of one session for the engine's host (Engine.run_turn makes it); `run()` once."""
 
     def __init__(
         self,
-        agent: Agent,
+        engine: Engine,
         session: Session,
         *,
         on_event: EventSink,
         provider: ProviderConfig,
         model: str,
         model_cfg: ModelConfig,
-        client: OpenAIProvider,
+        client: HttpProvider,
         tools: dict[str, Tool],
         notices: list[str],
         persist: bool = True,
     ) -> None:
-        self.agent = agent
+        self.engine = engine
+        self.host = engine.host  # the agent, through what a turn needs of it (host.py)
         self.persist = persist  # False: an isolated cron run, never written to sessions.db (as the original)
         self.session = session
         self.on_event = on_event
@@ -128,7 +129,7 @@ class Turn:
         self._uncommitted.append(message)
 
     def _commit(self) -> None:
-        store = self.agent.store
+        store = self.host.store
         if store is not None and self.persist:
             try:
                 store.commit(self.session, self._uncommitted)
@@ -173,10 +174,10 @@ class Turn:
                 self.session.last_activity = user["timestamp"]
             self._commit()
         conversation = Conversation(
-            store=self.agent.store,
+            store=self.host.store,
             trigger_message_id=user["id"] if user else None,
             events=self._conversation_event,
-            agent=self.agent,
+            host=self.host,
         )
         failures: dict[str, int] = {}
         disabled: set[str] = set()
@@ -190,7 +191,7 @@ class Turn:
                 self.session.pending_media.clear()
                 if media is not None:
                     self._add(media)
-                request = self.agent.engine.build_request(
+                request = self.engine.build_request(
                     self.session, self.provider, self.model, self.model_cfg, self.tools, disabled
                 )
                 for note in request.notes:  # opened files that vanished were closed; the agent is told
@@ -260,7 +261,7 @@ class Turn:
         except ContentFiltered:
             raise
         except ProviderError as exc:
-            if retries >= self.provider.max_generation_retries:
+            if not exc.retryable or retries >= self.provider.max_generation_retries:
                 raise
             if isinstance(exc, NoToolCalls):
                 reason = "the model answered without calling a tool"
@@ -287,19 +288,19 @@ class Turn:
             name = call["name"]
             self.emit({"type": "tool", "step": step, "call": call})
             started = time.perf_counter()
-            data, inspect = await self._call(call, conversation, disabled)
+            data, inspect, review = await self._call(call, conversation, disabled)
             # what the model gets and the session keeps: a huge result would be re-sent with every request
             data = cap_result(
                 data,
-                limit=self.agent.result_limit,
-                agent_dir=self.agent.directory,
+                limit=self.host.result_limit,
+                agent_dir=self.host.directory,
                 tool=name,
                 call_id=str(call.get("id", "")),
             )
-            result = ToolResult(name, call.get("input") or {}, data, time.perf_counter() - started, agent=self.agent)
+            result = ToolResult(name, call.get("input") or {}, data, time.perf_counter() - started, agent=self.host)
             result.inspect = inspect  # for the view only (an MCP call's wire): never in the history
             self._add(msgs.tool_response(call["id"], name, data))
-            self.emit({"type": "result", "step": step, "call": call, "result": result})
+            self.emit({"type": "result", "step": step, "call": call, "result": result, "review": review})
             declared = self._declared(name)  # the tool says whether it ends the turn and may be disabled
             if declared is not None and declared.ends_turn_with(data):
                 # an unconditional end (no-response) wins over a message that ended it (reference §8.3)
@@ -322,20 +323,26 @@ class Turn:
         """The tool called `name`, even when this session may not call it or it is off (no-response still ends)."""
         from ..registry import BUILTIN_NAMES, builtin
 
-        tool = self.tools.get(name) or self.agent.current_tools().get(name)
+        tool = self.tools.get(name) or self.host.current_tools().get(name)
         return tool or (builtin(name) if name in BUILTIN_NAMES else None)
 
-    async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
-        """The result data, and what the tool left for the person's view (ToolResult.inspect)."""
+    async def _call(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict, dict | None]:
+        """The result data, what the tool left for the person's view (ToolResult.inspect), and, in step
+        mode, what the person did with the call (engine/toolhook.py)."""
+        review = None
         if self.on_tool_call is not None:
             from .toolhook import decide
 
-            decided = await decide(self.on_tool_call, call, self.outcome.steps)
+            decided, review = await decide(self.on_tool_call, call, self.outcome.steps)
             if decided is not None:
-                return decided, {}
+                return decided, {}, review
+        data, inspect = await self._run_tool(call, conversation, disabled)
+        return data, inspect, review
+
+    async def _run_tool(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
         name = call["name"]
         tool = self.tools.get(name)
-        if tool is None and not self.session.allows(name) and name in self.agent.current_tools():
+        if tool is None and not self.session.allows(name) and name in self.host.current_tools():
             return not_granted(name, self.session), {}  # the grant authorizes calls as it filters what is offered
         if tool is None or name in disabled:
             why = "disabled for the rest of this turn after repeated failures" if tool else "not available"
@@ -346,6 +353,6 @@ class Turn:
                 "hint": "Send the arguments as one JSON object.",
                 "success": False,
             }, {}
-        ctx = self.agent.tool_context(self.session, conversation)
+        ctx = self.host.tool_context(self.session, conversation)
         data = await execute(tool, call.get("input") or {}, ctx)
         return data, ctx.extra.get("inspect") or {}

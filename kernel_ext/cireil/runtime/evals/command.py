@@ -1,14 +1,16 @@
-"""`cireil eval` and `cireil eval-compare`: what the CLI prints and which status it exits with.
+"""`cireil eval`, `cireil eval-compare` and `cireil eval-show`: what the CLI prints, which status it exits with.
 
 Exit status: 0 when the pass rate reaches --min-pass; 1 when it does not (or, for eval-compare, when a
 cell got worse); 2 for a usage or configuration error (every problem as FILE:LINE: message); 130 when
-interrupted (the runs that finished are still reported and written).
+interrupted (the runs that finished are still reported and written). eval-show exits 0, or 2 for a file
+or run id it cannot find.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +21,7 @@ from .variants import BASE, Variant, read_variants, select
 
 if TYPE_CHECKING:
     from .executors import Executor
+    from .worker import RunResult
 
 OK, BELOW, USAGE, INTERRUPTED = 0, 1, 2, 130
 
@@ -120,6 +123,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
     print(report.summary())
     if args.json:
         report.write_json(args.json)
+        if report.failed():
+            print(f"open a failed run's recorded turn: cireil eval-show {args.json} RUN_ID")
     if args.junit:
         report.write_junit(args.junit)
     if report.interrupted:
@@ -144,3 +149,47 @@ def compare_command(args: argparse.Namespace) -> int:
     if not (found["worse"] or found["better"]):
         print("no pass rate changed")
     return BELOW if found["worse"] else OK
+
+
+def find_runs(report: EvalReport, run_id: str) -> list[RunResult]:
+    """The run with this id, else every run whose id starts with it."""
+    exact = [r for r in report.results if r.run_id == run_id]
+    return exact or [r for r in report.results if r.run_id.startswith(run_id)]
+
+
+def _listing(report: EvalReport) -> list[str]:
+    return [
+        f"{r.run_id}  {r.scenario} [{r.variant} #{r.repeat + 1}] {r.status}: {r.failures[0] if r.failures else ''}"
+        for r in sorted(report.failed(), key=lambda r: (r.scenario, r.variant, r.repeat))
+    ]
+
+
+def show_command(args: argparse.Namespace, render: Callable[[RunResult], str]) -> int:
+    """`cireil eval-show RESULT.json [RUN_ID]`: a run's failed checks and recorded turns (rendered by the
+    caller: the steps view is the render layer's); without RUN_ID, the failed runs to pick from."""
+    try:
+        report = EvalReport.load(args.result)
+    except ValueError as exc:
+        print(f"cireil: error: {exc}", file=sys.stderr)
+        return USAGE
+    if args.run is None:
+        listing = _listing(report)
+        if not listing:
+            print(f"every run in {args.result} passed: only failed runs keep their recorded turns")
+            return OK
+        print("\n".join(listing))
+        print(f"\nopen one: cireil eval-show {args.result} RUN_ID")
+        return OK
+    found = find_runs(report, args.run)
+    if len(found) != 1:
+        failed = ", ".join(r.run_id for r in report.failed()) or "none"
+        what = f"no run {args.run!r}" if not found else f"{len(found)} runs start with {args.run!r}"
+        print(f"cireil: error: {what} in {args.result} (failed runs: {failed})", file=sys.stderr)
+        return USAGE
+    run = found[0]
+    try:
+        print(render(run))
+    except ValueError as exc:
+        print(f"cireil: error: {args.result}: run {run.run_id}: {exc}", file=sys.stderr)
+        return USAGE
+    return OK

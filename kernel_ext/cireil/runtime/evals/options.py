@@ -57,3 +57,11 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
     p.add_argument("before", metavar="A.json", help="the earlier result (cireil eval --json)")
     p.add_argument("after", metavar="B.json", help="the later result")
     return p
+
+
+def add_show_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("result", metavar="RESULT.json", help="a result written by cireil eval --json")
+    p.add_argument(
+        "run", metavar="RUN_ID", nargs="?", help="the run to open (or a unique start of its id); none: list failed runs"
+    )
+    return p

@@ -15,7 +15,7 @@ from .executors import Executor, LocalExecutor
 from .report import EvalReport
 from .scenario import Scenario
 from .variants import BASE, Variant, apply_files, copy_agent
-from .worker import RunResult, RunSpec, run_one
+from .worker import TURN_LIMIT, RunResult, RunSpec, run_one
 
 Progress = Callable[[EvalReport], None]
 
@@ -23,7 +23,7 @@ Progress = Callable[[EvalReport], None]
 def _prepare(agent_dir: Path, variant: Variant, target: Path, scenarios: list[Scenario]) -> list[ConfigIssue]:
     """The variant's copy of the agent, checked as a load would: problems named with the variant."""
     from ..agent import dry_run
-    from ..engine.config import load_engine_config
+    from ..config.engine_config import load_engine_config
 
     copy_agent(agent_dir, target)
     apply_files(variant, target)
@@ -65,11 +65,13 @@ def run_matrix(
     executor: Executor | None = None,
     on_progress: Progress | None = None,
     keep: str | Path | None = None,
+    turn_limit: int = TURN_LIMIT,
 ) -> EvalReport:
     """Run everything; returns the report of the runs that finished (all of them unless interrupted).
 
     Nothing of `agent_dir` is written: every variant is a copy, every run a copy of that. A KeyboardInterrupt
-    stops the runs in flight, drops the queued ones and returns what finished (report.interrupted)."""
+    stops the runs in flight, drops the queued ones and returns what finished (report.interrupted).
+    A failed run carries its recorded turns back (`result.turns`), cut to `turn_limit` bytes of JSON."""
     agent = Path(agent_dir).expanduser().absolute()
     if not (agent / "config").is_dir():
         raise ConfigError([ConfigIssue(str(agent_dir), None, "not an agent directory (no config/ in it)")])
@@ -91,7 +93,17 @@ def run_matrix(
             raise ConfigError(issues)
         batch = uuid.uuid4().hex[:8]
         specs = [
-            RunSpec(f"{batch}-{i:04d}", s, v, r, str(templates[v.name]), str(root), timeout, bool(keep))
+            RunSpec(
+                f"{batch}-{i:04d}",
+                s,
+                v,
+                r,
+                str(templates[v.name]),
+                str(root),
+                timeout,
+                bool(keep),
+                turn_limit=turn_limit,
+            )
             for i, (s, v, r) in enumerate((s, v, r) for s in scenarios for v in variants for r in range(repeat))
         ]
         executor = executor or LocalExecutor(min(jobs, len(specs)))
@@ -128,14 +140,14 @@ def run_matrix(
         except KeyboardInterrupt:
             report.interrupted = True
             executor.stop()
-        except BaseException:  # anything else: no run is left going behind the error
-            executor.stop()
-            raise
             for future in futures:  # finished between the interrupt and the stop: still kept
                 if future.done() and not future.cancelled() and future.exception() is None:
                     result = RunResult.from_dict(future.result())
                     if result.run_id not in report.run_ids:
                         report.add(result)
+        except BaseException:  # anything else: no run is left going behind the error
+            executor.stop()
+            raise
         report.duration_s = time.perf_counter() - started
         if on_progress:
             on_progress(report)

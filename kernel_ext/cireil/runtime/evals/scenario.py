@@ -7,6 +7,9 @@
     name = "eval"                                 # the session is CHANNEL:NAME
     channel = "notebook"
     grant = ["read", "respond"]                   # optional: the only tools the session may use
+    [session.rules]                               # optional: what conditions.toml rules see of the session,
+    channel = "discord"                           # as `%cireil session --channel discord --guild 123` sets it
+    guild = "123"                                 # also: channel_id, parent (a thread's channel), nsfw = true
 
     [expect]
     order = "at-least"                            # strict | any | at-least
@@ -34,12 +37,14 @@ Every problem is reported at once, as FILE:LINE: message.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..conditions import CHANNELS, RuleContext
+from ..config.checker import suggestion as _hint
+from ..config.checker import unknown_key
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..errors import ConfigError, ConfigIssue
 from ..session import platform_of
@@ -57,7 +62,9 @@ TOP_KEYS = (
     "limits",
     "reply",
 )
-SESSION_KEYS = ("name", "channel", "grant")
+SESSION_KEYS = ("name", "channel", "grant", "rules")
+RULES_KEYS = ("channel", "guild", "channel_id", "parent", "nsfw")
+_DISCORD_IDS = ("guild", "channel_id", "parent")
 EXPECT_KEYS = ("order", "call", "forbid")
 CALL_KEYS = ("tool", "args", "ok")
 ANSWER_KEYS = ("contains", "regex", "check", "ended")
@@ -83,6 +90,7 @@ class Scenario:
     session_name: str = "eval"
     channel: str = "notebook"
     grant: list[str] | None = None
+    rules_see: RuleContext | None = None  # what conditions.toml rules are told about the session, when set
     order: str = "at-least"
     expected: list[CallSpec] = field(default_factory=list)
     forbidden: list[CallSpec] = field(default_factory=list)
@@ -105,9 +113,44 @@ class Scenario:
         return bool(self.replies)
 
 
-def _hint(key: str, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(key, known, n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+def _rules_see(r: _Reader, session: dict) -> RuleContext | None:
+    """[session.rules]: what conditions.toml rules are told about the session, checked as `%cireil session`
+    checks its options (the turns run in the scenario's own session; only the rules see another channel)."""
+    rules = r.table(session.get("rules"), ("session", "rules"), RULES_KEYS)
+    if not rules:
+        return None
+    path = ("session", "rules")
+    ids: dict[str, str] = {}
+    for key in _DISCORD_IDS:
+        value = rules.get(key)
+        if value is None:
+            continue
+        text = str(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else value
+        if not isinstance(text, str) or not text.isdigit():
+            r.fail((*path, key), f"'{key}' takes a Discord id, digits only (got {value!r})")
+            return None
+        ids[key] = text
+    nsfw = rules.get("nsfw", False)
+    if not isinstance(nsfw, bool):
+        r.fail((*path, "nsfw"), f"'nsfw' must be true or false, not {nsfw!r}")
+        return None
+    discordish = [k for k in (*_DISCORD_IDS, "nsfw") if k in rules]
+    channel = r.string(rules, path, "channel", choices=CHANNELS) or ("discord" if discordish else None)
+    if channel is None:
+        return None
+    if channel != "discord" and discordish:
+        r.fail(
+            (*path, discordish[0]),
+            "guild, channel_id, parent and nsfw describe Discord: use them with "
+            f"channel = \"discord\" (not '{channel}')",
+        )
+        return None
+    if nsfw and ("guild" not in ids or "parent" in ids):
+        r.fail((*path, "nsfw"), "nsfw needs a guild and no parent: DMs and threads are never NSFW in the original")
+        return None
+    return RuleContext(
+        channel, guild=ids.get("guild"), channel_id=ids.get("channel_id"), parent_id=ids.get("parent"), nsfw=nsfw
+    )
 
 
 class _Reader:
@@ -128,8 +171,7 @@ class _Reader:
             return {}
         for key in data:
             if key not in known:
-                where = ".".join(map(str, (*path, key)))
-                self.fail((*path, key), f"unknown key '{where}'{_hint(key, known)}")
+                self.fail((*path, key), unknown_key(key, known, path))
         return data
 
     def string(self, data: dict, path: tuple, key: str, *, choices: tuple[str, ...] = ()) -> str | None:
@@ -281,6 +323,7 @@ def parse_scenario(source: TomlSource, base: Path, default_name: str) -> tuple[S
         scenario.grant = r.strings(session, ("session",), "grant")
         if platform_of(scenario.session_id) != "remote":
             r.fail(("session", "grant"), f"grants apply to remote sessions only; channel '{scenario.channel}' is not")
+    scenario.rules_see = _rules_see(r, session)
 
     expect = r.table(data.get("expect"), ("expect",), EXPECT_KEYS)
     scenario.order = r.string(expect, ("expect",), "order", choices=ORDERS) or "at-least"

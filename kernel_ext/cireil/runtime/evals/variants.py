@@ -17,19 +17,29 @@ variants.toml has one table per variant:
 
 from __future__ import annotations
 
-import difflib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.checker import suggestion as _hint
+from ..config.checker import unknown_key
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..errors import ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES
 
 VARIANT_KEYS = ("description", "provider", "model", "core", "blocks", "tools", "descriptions")
-# The user's own conversations (and cireil's files beside them, in any version): a run starts with none.
-NOT_COPIED = ("sessions.db", "sessions.db-*", "sessions.cireil-old*", "cireil-side.db", "cireil-side.db-*")
+# The user's own conversations (and cireil's files beside them, in any version, their recorded turns
+# too): a run starts with none, and the turns recorded in its copy are its own.
+NOT_COPIED = (
+    "sessions.db",
+    "sessions.db-*",
+    "sessions.cireil-old*",
+    "cireil-side.db",
+    "cireil-side.db-*",
+    "cireil-recordings.db",
+    "cireil-recordings.db-*",
+)
 
 
 @dataclass
@@ -59,11 +69,6 @@ class Variant:
 BASE = Variant("base", "the agent as it is")
 
 
-def _hint(key: str, known: Any) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 def parse_variants(source: TomlSource, base: Path) -> tuple[list[Variant], list[ConfigIssue]]:
     issues: list[ConfigIssue] = []
     out: list[Variant] = []
@@ -89,7 +94,7 @@ def parse_variants(source: TomlSource, base: Path) -> tuple[list[Variant], list[
         for key, value in table.items():
             where = (name, key)
             if key not in VARIANT_KEYS:
-                fail(where, f"unknown key '{name}.{key}'{_hint(key, VARIANT_KEYS)}")
+                fail(where, unknown_key(key, VARIANT_KEYS, (name,)))
             elif key in ("description", "provider", "model"):
                 if not isinstance(value, str) or not value:
                     fail(where, f"'{key}' must be a non-empty string")

@@ -13,12 +13,17 @@ import tarfile
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..recorder.portable import TURN_LIMIT
 from .matchers import check_calls
 from .scenario import PinnedReply, Scenario
 from .variants import Variant, copy_agent, pin_engine
+
+if TYPE_CHECKING:
+    from ..recorder.model import RecordedTurn
 
 
 @dataclass
@@ -34,6 +39,7 @@ class RunSpec:
     # for executors on other machines: the variant's copy and the attachments travel with the run
     archive: bytes | None = None  # the template as a tar archive
     attachments: dict[str, bytes] | None = None  # path as the scenario names it -> content
+    turn_limit: int = TURN_LIMIT  # bytes: a failed run's recorded turns are cut to fit
 
 
 @dataclass
@@ -54,10 +60,25 @@ class RunResult:
     ended: str = ""
     model: str = ""
     agent_dir: str | None = None  # the kept copy, when asked for
+    # a failed or erred run's recorded turns as plain data (recorder/portable.py: "turns", "blobs", "truncated"),
+    # or {"problem": why there are none}; None for a run that passed
+    recording: dict | None = None
 
     @property
     def passed(self) -> bool:
         return self.status == "pass"
+
+    @cached_property
+    def turns(self) -> list[RecordedTurn]:
+        """The run's recorded turns (steps with request, reply and diff), oldest first; [] for a passed run."""
+        from ..recorder.portable import unpack_turns
+
+        return unpack_turns(self.recording)
+
+    @property
+    def truncated(self) -> str | None:
+        """What was left out of the recorded turns to keep them under the cap (None: nothing was)."""
+        return (self.recording or {}).get("truncated")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -237,9 +258,26 @@ def judge(spec: RunSpec, result: RunResult, watch: _Watch, outcomes: list) -> No
     result.status = "fail" if failures else "pass"
 
 
+def recorded(agent: Any, session_id: str, limit: int) -> dict:
+    """The run's turns as its copy recorded them, packed to travel back; never fails the run."""
+    from ..recorder.model import load_turns
+    from ..recorder.portable import pack_turns
+
+    recording = agent.recording
+    store = recording.store
+    if store is None:
+        return {"problem": recording.problem or "turn recording is off"}
+    try:
+        return pack_turns(load_turns(store, session_id), limit)
+    except Exception as exc:  # a recording that cannot be read is a note on the run, not a second failure
+        return {"problem": f"the recorded turn could not be read: {type(exc).__name__}: {exc}"}
+
+
 def run_one(spec: RunSpec) -> dict:
     from ..agent import Agent
     from ..loop import RUNTIME
+    from ..recorder.recording import Recording
+    from ..recorder.settings import RecorderSettings
 
     scenario = spec.scenario
     result = RunResult(spec.run_id, scenario.name, spec.variant.name, spec.repeat, scenario.session_id)
@@ -262,9 +300,13 @@ def run_one(spec: RunSpec) -> dict:
             llm = ScriptedLLM(*[_to_reply(r) for r in scenario.replies]).start()
             pin_engine(copy, llm.base_url)
         agent = Agent.load(copy, session=scenario.session_id)
+        # recorded whatever the agent's config/cireil.toml says: a failed run's turn is what a person opens
+        agent._recording = Recording(copy, RecorderSettings())
         _apply_descriptions(agent, spec.variant)
         if scenario.grant is not None:
             agent.grant(scenario.grant)
+        if scenario.rules_see is not None:
+            agent.act_as(scenario.rules_see)
         started = time.perf_counter()  # latency is the turns', not the copying and loading before them
         try:
             RUNTIME.run(_drive(agent, spec, watch, outcomes))
@@ -289,6 +331,8 @@ def run_one(spec: RunSpec) -> dict:
         result.latency_s = time.perf_counter() - started
     finally:
         if agent is not None:
+            if result.status in ("fail", "error"):  # read before the copy goes; passed runs carry none
+                result.recording = recorded(agent, scenario.session_id, spec.turn_limit)
             agent.close()
         if llm is not None:
             llm.stop()

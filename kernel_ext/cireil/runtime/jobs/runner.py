@@ -72,7 +72,7 @@ class JobRunner:
         for rel in (CRON_FILE, HEARTBEAT_FILE):
             try:
                 # this runs on the runtime loop: a FIFO put there must not block every call of the agent
-                data = safefs.read_host_file(self.engine.agent.directory / rel)
+                data = safefs.read_host_file(self.engine.host.directory / rel)
             except FileNotFoundError:
                 out.append(None)
                 continue
@@ -88,7 +88,7 @@ class JobRunner:
         if self._loaded and fingerprint == self._fingerprint:
             return False
         self._loaded, self._fingerprint = True, fingerprint
-        directory = self.engine.agent.directory
+        directory = self.engine.host.directory
         self.jobs, self.problems = load_jobs(directory)
         self.heartbeat, heartbeat_problems = load_heartbeat(directory)
         self.problems += heartbeat_problems
@@ -225,14 +225,14 @@ class JobRunner:
 
     # -- one run ---------------------------------------------------------------------------------
     def _source(self, job: Job) -> str:
-        return f"cron:{self.engine.agent.slug}:{job.id}"
+        return f"cron:{self.engine.host.slug}:{job.id}"
 
     def _target(self, job: Job) -> str | None:
         target = job.target
         if target == "none":
             return None
         if target == "last":
-            store = self.engine.agent.store
+            store = self.engine.host.store
             return store.last_active() if store is not None else None
         return target
 
@@ -241,7 +241,7 @@ class JobRunner:
 
     async def run(self, job: Job) -> RunRecord:
         engine = self.engine
-        agent = engine.agent
+        host = engine.host
         user = msgs.user_message(job.prompt)
         options: dict[str, Any] = {"provider": job.provider, "model": job.model}
         if job.execution == "main":
@@ -257,7 +257,7 @@ class JobRunner:
                 return self._record(job, "", False)
             try:
                 outcome = await engine.run_turn(
-                    agent.session_for(target), user, on_event=engine._background_event, **options
+                    host.session_for(target), user, on_event=engine._background_event, **options
                 )
             except asyncio.CancelledError:
                 raise
@@ -285,16 +285,16 @@ class JobRunner:
         """One heartbeat pulse, with every condition the original puts on it; a skip says why."""
         heartbeat = self.heartbeat
         engine = self.engine
-        agent = engine.agent
+        host = engine.host
         if heartbeat is None:
             return self._record(PULSE, "", False)
         if not heartbeat.active(self.clock()):
             return self._record(PULSE, f"skipped: outside the active hours ({heartbeat.hours_text})", False)
-        if not tasks_text(agent.directory):
+        if not tasks_text(host.directory):
             return self._record(PULSE, "skipped: tasks/HEARTBEAT.md is missing or empty", False)
         target = heartbeat.target
         if target == "last":
-            target = agent.store.last_active() if agent.store is not None else None
+            target = host.store.last_active() if host.store is not None else None
         if target is None or target == "none":
             return self._record(PULSE, "skipped: no target session", False)
         if target.startswith("discord:") or target == "owner":
@@ -302,7 +302,7 @@ class JobRunner:
             return self._record(PULSE, f"skipped: {target} is a Discord channel", False)
         if engine.busy:
             return self._record(PULSE, f"skipped: {target} is busy with another turn", False)
-        session = agent.session_for(target)
+        session = host.session_for(target)
         before = session.last_activity
         events: list[dict] = []
         user = msgs.user_message(PROMPT, persistent=False)  # the original adds it with persist: false
@@ -318,8 +318,8 @@ class JobRunner:
         finally:
             if session.last_activity != before:  # a pulse is not the person's activity ("last" stays theirs)
                 session.last_activity = before
-                if agent.store is not None:
-                    agent.store.save_state(session)
+                if host.store is not None:
+                    host.store.save_state(session)
         text = outcome.responses[-1].get("content", "") if outcome.responses else ""
         visible = heartbeat.show_ok if text.strip() == OK_REPLY else heartbeat.show_alerts
         if visible:
@@ -349,7 +349,7 @@ class JobRunner:
             return
         import httpx
 
-        payload = {"agentSlug": self.engine.agent.slug, "content": text, "jobId": job.id}
+        payload = {"agentSlug": self.engine.host.slug, "content": text, "jobId": job.id}
         try:
             async with httpx.AsyncClient(timeout=WEBHOOK_TIMEOUT_S, follow_redirects=False) as client:
                 response = await client.post(job.webhook_url, json=payload)

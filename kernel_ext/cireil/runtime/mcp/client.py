@@ -8,13 +8,13 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import httpx
-
 from ..config.mcp_config import McpServer
 from .errors import McpError, McpTimeout
+from .h1conn import HttpError, HttpProtocolError
 from .headers import Path as ArgPath
 from .headers import param_headers, param_marks
 from .negotiate import open_connection
+from .spill import SPILLED, Spill
 from .transport import Transport
 from .wirelog import WireLog
 
@@ -87,14 +87,18 @@ class McpClient:
             self._marks[tool["name"]] = marks
         return True
 
-    async def call_tool(self, name: str, arguments: dict) -> dict:
-        """The result as the agent sees it: content blocks and structuredContent as JSON, isError -> failure."""
+    async def call_tool(self, name: str, arguments: dict, spill: Spill | None = None) -> dict:
+        """The result as the agent sees it: content blocks and structuredContent as JSON, isError -> failure.
+
+        With `spill`, an answer too big to hold is kept on disk and the result is its beginning with a note."""
         marks = self._marks.get(name)
         extra = param_headers(marks, arguments) if marks else None
         result = await self._bounded(
-            lambda: self.transport.request("tools/call", {"name": name, "arguments": arguments}, extra),
+            lambda: self.transport.request("tools/call", {"name": name, "arguments": arguments}, extra, spill),
             f"calling {name}",
         )
+        if SPILLED in result:
+            return {"content": result["content"], "resultTruncated": result["resultTruncated"]}
         content = result.get("content")
         out: dict[str, Any] = {"content": content if isinstance(content, list) else []}
         if "structuredContent" in result:
@@ -114,7 +118,9 @@ class McpClient:
             error = McpTimeout(
                 f"timed out after {self.server.timeout} ms {what} (the remote operation may still have taken effect)"
             )
-        except httpx.HTTPError as exc:
+        except HttpProtocolError as exc:
+            error = McpError(f"bad HTTP answer from {self.server.url}: {exc}")
+        except HttpError as exc:
             error = McpError(f"cannot reach {self.server.url}: {exc or type(exc).__name__}")
         except McpError as exc:
             self.errors.append((time.time(), f"{what}: {exc}"))

@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from ..config.mcp_config import McpServer
 from ..errors import ConfigIssue, ToolError
 from ..params import RawObject
+from ..resultcap import RESULT_LIMIT
 from ..tool import Tool, ToolContext
 from .client import McpClient
 from .errors import McpError, McpTimeout
 from .naming import MAX_NAME, local_name
+from .spill import Spill
 from .wirelog import CAPTURE, Exchange
 
 IssueAt = Callable[[McpServer, str], ConfigIssue]
@@ -112,7 +114,9 @@ def _tool(client: McpClient, name: str, remote: str, spec: dict) -> Tool:
         captured: list[Exchange] = []  # this call's exchanges, for the result's wire fold
         token = CAPTURE.set(captured)
         try:
-            return await client.call_tool(remote, args)
+            limit = ctx.extra.get("result_limit", RESULT_LIMIT)
+            spill = Spill(ctx.agent_dir, limit, name)
+            return await client.call_tool(remote, args, spill)
         except McpTimeout as exc:
             raise ToolError(f"MCP server '{client.server.name}': {exc}", hint=McpTimeout.HINT) from None
         except McpError as exc:

@@ -13,10 +13,24 @@ class Event:
     id: str | None = None
 
 
-class SseParser:
-    """Feed decoded text as it arrives; complete events come out. Comments (keepalives) are dropped here."""
+class SseTooLarge(Exception):
+    """One event (its data so far and the line in progress) passed the parser's limit."""
 
-    def __init__(self) -> None:
+    def __init__(self, pending: str) -> None:
+        super().__init__(f"an event of more than {len(pending)} characters")
+        self.pending = pending
+
+
+class SseParser:
+    """Feed decoded text as it arrives; complete events come out. Comments (keepalives) are dropped here.
+
+    `limit` bounds one event (data and the line in progress, in characters): past it `feed` raises
+    SseTooLarge, so a server cannot grow one event without end. Events before it are not counted.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self._size = 0  # characters of data in the event being read
         self._buffer = ""
         self._data: list[str] = []
         self._event = ""
@@ -31,6 +45,8 @@ class SseParser:
             cut = _line_end(buffer, start)
             if cut is None:
                 self._buffer = buffer[start:]
+                if self.limit is not None and self._size + len(self._buffer) > self.limit:
+                    raise SseTooLarge(self._pending())
                 return
             end, skip = cut
             line = buffer[start:end]
@@ -45,6 +61,13 @@ class SseParser:
         if self._buffer.endswith("\r"):
             yield from self.feed("\n")
 
+    def _pending(self) -> str:
+        """The event read so far as its data would be: what a spill keeps of it."""
+        line = self._buffer
+        if line.startswith("data:"):
+            line = line[6:] if line.startswith("data: ") else line[5:]
+        return "\n".join([*self._data, line]) if self._data else line
+
     def _line(self, line: str) -> Event | None:
         if line == "":
             return self._dispatch()
@@ -55,6 +78,7 @@ class SseParser:
             value = value[1:]
         if name == "data":
             self._data.append(value)
+            self._size += len(value)
         elif name == "event":
             self._event = value
         elif name == "id" and "\0" not in value:
@@ -65,7 +89,7 @@ class SseParser:
 
     def _dispatch(self) -> Event | None:
         data, event, ident = "\n".join(self._data), self._event or "message", self._id
-        self._data, self._event, self._id = [], "", None
+        self._data, self._event, self._id, self._size = [], "", None, 0
         if ident is not None:
             self.last_id = ident
         if not data:

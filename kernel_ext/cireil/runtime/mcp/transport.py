@@ -4,13 +4,17 @@ Legacy revisions (2025-03-26 .. 2025-11-25) open with the initialize handshake a
 the modern one (2026-07-28) has neither: each request carries its version and client description in
 `params._meta` and repeats method and tool name in headers, so any server replica can route it.
 
-Deadlines are the caller's (asyncio.timeout around whole operations): httpx only has per-read
-timeouts, which a server's keepalive comments would reset forever.
+HTTP itself is h1.py's (HTTP/1.1 on pooled keep-alive connections), or httpx's when proxy settings in
+the environment choose the route (viahttpx.py); both hand back the same response and failure types.
+Deadlines are the caller's (asyncio.timeout around whole operations): per-read timeouts would be reset
+forever by a server's keepalive comments. Answers are read with a size bound: a tools/call answer past
+it goes to disk (spill.py), any other is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import itertools
 import json
@@ -18,13 +22,13 @@ import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
-
-from ..netbackend import CONNECT_TIMER, uses_asyncio_backend
 from . import jsonrpc
+from .cookies import Jar
 from .errors import McpError, McpHttpError
+from .h1conn import HttpError
 from .headers import header_value
-from .sse import SseParser
+from .spill import Spill, spill_rest
+from .sse import Event, SseParser, SseTooLarge
 from .wirelog import Exchange, WireLog
 
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")  # legacy, spoken after the initialize handshake
@@ -40,25 +44,40 @@ _META = json.dumps(
 )
 _NAMED = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}  # mirrored in Mcp-Name
 _ACCEPT = "application/json, text/event-stream"
+# sent unless mcp.toml sets them (Accept-Encoding: what h1.py inflates)
+_DEFAULTS = {"Accept-Encoding": "gzip, deflate", "User-Agent": "cireil"}
 _CANCEL_WAIT_S = 2.0
-_MAX_ERROR_BODY = 2000
+_MAX_ERROR_BODY = 2000  # characters of an error body quoted in a message
+_ERROR_READ = 64 * 1024  # bytes of an error body or of an answer to a notification read at most
+MESSAGE_LIMIT = 32 * 1024 * 1024  # bytes of an answer other than a spilled tools/call (a listing, a handshake)
 _DRAIN_S = 0.05
 _MAX_HEADER_SETS = 1000
 
 
+class Fields(list):
+    """Request header fields as sent (name, value); the wire log reads them with names in lower case."""
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        return [(name.lower(), value) for name, value in self]
+
+
 class Transport:
-    """One server connection: the era and session it negotiated and the HTTP client it talks through."""
+    """One server connection: the era and session it negotiated and the HTTP it talks through."""
 
     def __init__(self, url: str, headers: dict[str, str], wire: WireLog | None = None) -> None:
         self.url = url
         self.wire = wire  # the wire log (wirelog.py); None records nothing
-        self._direct = _direct_pool()
-        self._timed_connects = self._direct is not None and uses_asyncio_backend(self._direct)
-        # follow_redirects=False: a redirect would carry the configured credentials to another endpoint
-        self._client = httpx.AsyncClient(follow_redirects=False, timeout=None, headers=headers, transport=self._direct)
-        self._url = httpx.URL(url)  # parsed once: every request goes to this one endpoint
-        # whole request header sets (client defaults, mcp.toml headers, ours), built once per distinct set
-        self._header_sets: dict[tuple[str | None, ...], httpx.Headers] = {}
+        self._http = _http_for(url)
+        self._timed_connects = self._http.timed_connects
+        configured = {k.lower() for k in headers}
+        base = [(k, v) for k, v in _DEFAULTS.items() if k.lower() not in configured]
+        basic = getattr(getattr(self._http, "endpoint", None), "basic", None)
+        if basic is not None and "authorization" not in configured:
+            base.append(("Authorization", basic))
+        self._base = [*base, *headers.items()]
+        self._cookies = Jar(url)
+        # whole request header sets (defaults, mcp.toml headers, ours), built once per distinct set
+        self._header_sets: dict[tuple[str | None, ...], Fields] = {}
         self._ids = itertools.count(1)
         self.session_id: str | None = None
         self.version: str | None = None
@@ -96,18 +115,22 @@ class Transport:
     async def close(self) -> None:
         try:
             if self.session_id:
-                with contextlib.suppress(httpx.HTTPError):  # the server may be gone; the session dies with it
-                    response = await self._client.delete(self.url, headers=self._headers(), timeout=_CANCEL_WAIT_S)
-                    _log_after(self.wire, "(end session)", b"", response, self.version, "DELETE")
+                # the server may be gone; the session dies with it
+                with contextlib.suppress(HttpError, TimeoutError):
+                    async with asyncio.timeout(_CANCEL_WAIT_S):
+                        await self._post_aside("(end session)", b"", "DELETE")
         finally:
-            await self._client.aclose()
+            await self._http.aclose()
 
     # -- messages -----------------------------------------------------------------------------
-    async def request(self, method: str, params: dict | None = None, headers: dict[str, str] | None = None) -> dict:
-        """`headers` are extra modern routing headers (Mcp-Param-*); a legacy server is not sent them."""
+    async def request(
+        self, method: str, params: dict | None = None, headers: dict[str, str] | None = None, spill: Spill | None = None
+    ) -> dict:
+        """`headers` are extra modern routing headers (Mcp-Param-*); a legacy server is not sent them. With `spill`,
+        an answer too big to hold becomes a result marked spill.SPILLED (see spill.py); without, an error."""
         rid = next(self._ids)
         try:
-            return await self._exchange(rid, method, params, headers, retry=method != "initialize")
+            return await self._exchange(rid, method, params, headers, spill, retry=method != "initialize")
         except asyncio.CancelledError:
             # a timeout or an interrupt: tell the server to stop (initialize must not be cancelled). A modern
             # server takes the closed response stream as the cancel: it has no cancel notification over HTTP.
@@ -116,70 +139,89 @@ class Transport:
             raise
 
     async def notify(self, method: str, params: dict | None = None) -> None:
-        body = jsonrpc.notification(method, params)
-        response = await self._client.post(self.url, content=body, headers=self._headers())
-        _log_after(self.wire, method, body, response, self.version)
-        if not response.is_success:
-            self._refuse(response, response.text)
+        status, text = await self._post_aside(method, jsonrpc.notification(method, params))
+        if not 200 <= status < 300:
+            raise self._refusal(status, None, text)
 
     async def _cancel(self, rid: int) -> None:
         body = jsonrpc.notification("notifications/cancelled", {"requestId": rid, "reason": "cancelled by the client"})
         # best effort: the caller's cancellation matters more than the courtesy
-        with contextlib.suppress(httpx.HTTPError, asyncio.CancelledError):
-            response = await self._client.post(self.url, content=body, headers=self._headers(), timeout=_CANCEL_WAIT_S)
-            _log_after(self.wire, "notifications/cancelled", body, response, self.version)
+        with contextlib.suppress(HttpError, McpError, TimeoutError, asyncio.CancelledError):
+            async with asyncio.timeout(_CANCEL_WAIT_S):
+                await self._post_aside("notifications/cancelled", body)
+
+    async def _post_aside(self, label: str, body: bytes, verb: str = "POST") -> tuple[int, str]:
+        """A message off the call path (a notification, an answer to the server, DELETE): status and body text."""
+        fields = self._with_cookies(self._session_fields())
+        tap = self.wire.begin(label, body, fields, verb) if self.wire is not None else None
+        failure: BaseException | None = None
+        try:
+            response = await self._send(verb, fields, body, tap)
+            try:
+                if tap is not None:
+                    tap.answered(response.status, response.headers)
+                raw = await response.read(_ERROR_READ)
+            finally:
+                await response.aclose()
+            text = raw.decode("utf-8", "replace") if raw is not None else f"(an answer over {_ERROR_READ} bytes)"
+            if text and tap is not None:
+                tap.message(text, "text")
+            return response.status, text
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            if tap is not None:
+                tap.end(self.version, failure)
 
     async def _exchange(
-        self, rid: int, method: str, params: dict | None, extra: dict[str, str] | None, *, retry: bool
+        self,
+        rid: int,
+        method: str,
+        params: dict | None,
+        extra: dict[str, str] | None,
+        spill: Spill | None,
+        *,
+        retry: bool,
     ) -> dict:
         self.notifications = []
         if self.modern or method == "server/discover":
             body = jsonrpc.request(rid, method, params, _META)
-            headers = self._modern_headers(method, params, extra)
+            fields = self._modern_fields(method, params, extra)
         else:
             body = jsonrpc.request(rid, method, params)
             initial = method == "initialize"
-            headers = self._header_set(
+            fields = self._header_set(
                 ("legacy", None if initial else self.session_id, None if initial else self.version)
             )
-        # built here rather than by client.build_request, which re-merges URL, headers and cookies every time
-        request = httpx.Request("POST", self._url, content=body, headers=headers)
-        if self._client.cookies:  # cookies a server set (a load balancer's stickiness) still go back to it
-            self._client.cookies.set_cookie_header(request)
+        fields = self._with_cookies(fields)
         # wire log hook: a reference to what is sent, timestamps; the rest is done only when someone looks
-        tap = self.wire.begin(method, body, request.headers) if self.wire is not None else None
-        timer = None
-        if tap is not None:
-            if self._timed_connects:  # our backend reports new connections: nothing per request
-                timer = CONNECT_TIMER.set(tap.connected)
-            else:  # httpcore's trace hook, a dozen awaits per request
-                request.extensions["trace"] = tap.trace
+        tap = self.wire.begin(method, body, fields) if self.wire is not None else None
         try:
-            response = await self._send(request)
+            response = await self._send("POST", fields, body, tap)
         except BaseException as exc:
             if tap is not None:
                 tap.end(self.version, exc)
             raise
-        finally:
-            if timer is not None:
-                CONNECT_TIMER.reset(timer)
         if tap is not None:
-            tap.answered(response.status_code, response.headers)
+            tap.answered(response.status, response.headers)
         failure: BaseException | None = None
         try:
-            if response.status_code == 404 and self.session_id and retry:
+            if response.status == 404 and self.session_id and retry:
                 # the session expired: start a new one and send the request once more
+                await response.read(_ERROR_READ)
                 await response.aclose()
                 await self.initialize()
-                return await self._exchange(rid, method, params, extra, retry=False)
-            if not response.is_success:
-                text = (await response.aread()).decode("utf-8", "replace")
+                return await self._exchange(rid, method, params, extra, spill, retry=False)
+            if not 200 <= response.status < 300:
+                raw = await response.read(_ERROR_READ)
+                text = raw.decode("utf-8", "replace") if raw is not None else ""
                 if tap is not None:
                     tap.message(text, "text")
-                self._refuse(response, text)
+                raise self._refusal(response.status, response, text)
             if method == "initialize":
-                self._take_session(response)
-            result = await self._answer(response, rid, method, tap)
+                self._take_session(response.get("mcp-session-id"))
+            result = await self._answer(response, rid, method, tap, spill)
         except BaseException as exc:
             failure = exc
             raise
@@ -192,31 +234,29 @@ class Transport:
             raise McpError(f"server asked for client input to complete {method}, which cireil does not provide")
         return result
 
-    async def _send(self, request: httpx.Request) -> httpx.Response:
-        """The response, its body still unread. Straight to the connection pool when there is no proxy to choose:
-        the client's auth, redirect, hook and cookie layers cost more per call than the rest of our code, and
-        we use none of them but cookies, which are kept here."""
-        if self._direct is None:
-            return await self._client.send(request, stream=True)
-        response = await self._direct.handle_async_request(request)
-        response.request = request
-        if "set-cookie" in response.headers:
-            self._client.cookies.extract_cookies(response)
+    async def _send(self, verb: str, fields: Fields, body: bytes, tap: Exchange | None) -> Any:
+        response = await self._http.send(verb, fields, body, tap)
+        set_cookie = response.get_all("set-cookie")
+        if set_cookie:  # a load balancer's stickiness: sent back from now on
+            self._cookies.take(set_cookie)
         return response
 
-    def _modern_headers(self, method: str, params: dict | None, extra: dict[str, str] | None) -> httpx.Headers:
+    def _with_cookies(self, fields: Fields) -> Fields:
+        if not self._cookies:
+            return fields
+        cookie = self._cookies.header()
+        return Fields([*fields, ("Cookie", cookie)]) if cookie else fields
+
+    def _modern_fields(self, method: str, params: dict | None, extra: dict[str, str] | None) -> Fields:
         key = _NAMED.get(method)
         name = params.get(key) if key is not None and params is not None else None
-        headers = self._header_set(("modern", method, name if isinstance(name, str) else None))
-        if extra:
-            headers = httpx.Headers(headers)
-            headers.update(extra)
-        return headers
+        fields = self._header_set(("modern", method, name if isinstance(name, str) else None))
+        return Fields([*fields, *extra.items()]) if extra else fields
 
-    def _header_set(self, key: tuple[str | None, ...]) -> httpx.Headers:
+    def _header_set(self, key: tuple[str | None, ...]) -> Fields:
         """The headers of a POST: key ("legacy", session id, version) or ("modern", method, Mcp-Name)."""
-        headers = self._header_sets.get(key)
-        if headers is None:
+        fields = self._header_sets.get(key)
+        if fields is None:
             ours = {"Accept": _ACCEPT, "Content-Type": "application/json"}
             if key[0] == "modern":
                 ours |= {"MCP-Protocol-Version": MODERN, "Mcp-Method": str(key[1])}
@@ -224,76 +264,111 @@ class Transport:
                     ours["Mcp-Name"] = header_value(key[2])
             else:
                 ours |= {"Mcp-Session-Id": key[1], "MCP-Protocol-Version": key[2]}
-            headers = httpx.Headers(self._client.headers)
-            headers.update({k: v for k, v in ours.items() if v is not None})
+            fields = Fields([*self._base, *((k, v) for k, v in ours.items() if v is not None)])
             if len(self._header_sets) < _MAX_HEADER_SETS:  # one per tool; a bound for servers with thousands
-                self._header_sets[key] = headers
-        return headers
+                self._header_sets[key] = fields
+        return fields
 
-    def _headers(self) -> dict[str, str]:
+    def _session_fields(self) -> Fields:
         """For the legacy session's own messages (notifications, answers to the server, DELETE)."""
-        headers = {"Accept": _ACCEPT, "Content-Type": "application/json"}
+        fields = Fields([*self._base, ("Accept", _ACCEPT), ("Content-Type", "application/json")])
         if self.session_id:
-            headers["Mcp-Session-Id"] = self.session_id
+            fields.append(("Mcp-Session-Id", self.session_id))
         if self.version:
-            headers["MCP-Protocol-Version"] = self.version
-        return headers
+            fields.append(("MCP-Protocol-Version", self.version))
+        return fields
 
-    def _take_session(self, response: httpx.Response) -> None:
-        sid = response.headers.get("mcp-session-id")
+    def _take_session(self, sid: str | None) -> None:
         if sid is not None and not (sid and all(0x21 <= ord(c) <= 0x7E for c in sid)):
             raise McpError(f"server sent an invalid Mcp-Session-Id {sid[:80]!r}")
         self.session_id = sid
 
-    def _refuse(self, response: httpx.Response, body: str) -> None:
-        code = response.status_code
-        if response.is_redirect or 300 <= code < 400:
-            where = response.headers.get("location", "(no Location header)")
-            raise McpError(
-                f"HTTP {code} redirect to {where}; redirects are refused so that configured headers never "
+    def _refusal(self, code: int, response: Any, body: str) -> McpError:
+        if 300 <= code < 400:
+            where = (response.get("location") if response is not None else None) or "(no Location header)"
+            return McpError(
+                f"HTTP {code} redirect to {where[:300]}; redirects are refused so that configured headers never "
                 "reach another endpoint: put the final URL in config/mcp.toml if you trust it"
             )
         error = jsonrpc.error_in_body(body) or {}
-        detail = str(error.get("message") or "") or body.strip()[:_MAX_ERROR_BODY] or response.reason_phrase
-        raise McpHttpError(f"HTTP {code} from {self.url}: {detail}", code, error.get("code"), error.get("data"))
+        reason = response.reason if response is not None else ""
+        detail = str(error.get("message") or "") or body.strip()[:_MAX_ERROR_BODY] or reason
+        return McpHttpError(f"HTTP {code} from {self.url}: {detail}", code, error.get("code"), error.get("data"))
 
-    async def _answer(self, response: httpx.Response, rid: int, method: str, tap: Exchange | None) -> dict:
-        kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    async def _answer(self, response: Any, rid: int, method: str, tap: Exchange | None, spill: Spill | None) -> dict:
+        kind = (response.get("content-type") or "").split(";", 1)[0].strip().lower()
         if kind == "application/json":
-            text = (await response.aread()).decode("utf-8", "replace")
-            if tap is not None:
-                tap.message(text, "json")
-            for message in jsonrpc.decode(text):
-                if jsonrpc.is_response(message) and message.get("id") == rid:
-                    return jsonrpc.outcome(message)
-            raise McpError(f"the JSON answer to {method} holds no response with id {rid}")
+            return await self._json(response, rid, method, tap, spill)
         if kind == "text/event-stream":
-            return await self._stream(response, rid, method, tap)
-        if response.status_code == 202 or not kind:
-            raise McpError(f"server accepted {method} without answering it (HTTP {response.status_code}, no body type)")
-        raise McpError(f"server answered {method} with unsupported content type {kind!r}")
+            return await self._stream(response, rid, method, tap, spill)
+        if response.status == 202 or not kind:
+            raise McpError(f"server accepted {method} without answering it (HTTP {response.status}, no body type)")
+        raise McpError(f"server answered {method} with unsupported content type {kind[:80]!r}")
 
-    async def _stream(self, response: httpx.Response, rid: int, method: str, tap: Exchange | None) -> dict:
-        parser = SseParser()
-        chunks = _chunks_then_end(response)
-        async for chunk in chunks:
-            for event in parser.feed(chunk) if chunk is not None else parser.finish():
+    async def _json(self, response: Any, rid: int, method: str, tap: Exchange | None, spill: Spill | None) -> dict:
+        limit = spill.threshold if spill is not None else MESSAGE_LIMIT
+        kept: list[bytes] = []
+        size = 0
+        chunks = response.chunks()
+        async for data in chunks:
+            size += len(data)
+            kept.append(data)
+            if size > limit:
+                if spill is None:
+                    raise McpError(f"the answer to {method} is over {limit} bytes; not read further")
+                result = await spill_rest(spill, kept, chunks, "JSON")
                 if tap is not None:
-                    tap.message(event.data, "sse")
-                if event.event != "message":
-                    continue
-                for message in jsonrpc.decode(event.data):
-                    if jsonrpc.is_response(message):
-                        if message.get("id") == rid:
-                            await _drain(chunks)
-                            return jsonrpc.outcome(message)
-                        continue  # an answer to something we no longer wait for (a cancelled call)
-                    if "id" in message and "method" in message:
-                        if not self.modern:  # a modern client never POSTs responses: asks come as results
-                            await self._answer_server(message)
-                    elif "method" in message and len(self.notifications) < 1000:
-                        self.notifications.append(message)
+                    tap.message(result["content"][0]["text"], "text")
+                return result
+        text = (kept[0] if len(kept) == 1 else b"".join(kept)).decode("utf-8", "replace")
+        if tap is not None:
+            tap.message(text, "json")
+        for message in jsonrpc.decode(text):
+            if jsonrpc.is_response(message) and message.get("id") == rid:
+                return jsonrpc.outcome(message)
+        raise McpError(f"the JSON answer to {method} holds no response with id {rid}")
+
+    async def _stream(self, response: Any, rid: int, method: str, tap: Exchange | None, spill: Spill | None) -> dict:
+        parser = SseParser(limit=spill.threshold if spill is not None else MESSAGE_LIMIT)
+        text = codecs.getincrementaldecoder("utf-8")("replace")
+        chunks = response.chunks()
+        try:
+            async for data in chunks:
+                for event in parser.feed(text.decode(data)):
+                    found = await self._event(event, rid, tap)
+                    if found is not None:
+                        await _drain(chunks)
+                        return found
+            for event in [*parser.feed(text.decode(b"", final=True)), *parser.finish()]:
+                found = await self._event(event, rid, tap)
+                if found is not None:
+                    return found
+        except SseTooLarge as big:
+            if spill is None:
+                raise McpError(f"an event in the answer to {method} is over {parser.limit} characters") from None
+            result = await spill_rest(spill, [big.pending.encode()], chunks, "event stream")
+            if tap is not None:
+                tap.message(result["content"][0]["text"], "text")
+            return result
         raise McpError(f"server closed the event stream before answering {method}")
+
+    async def _event(self, event: Event, rid: int, tap: Exchange | None) -> dict | None:
+        """Our response's result (or its error raised); None for anything else on the stream."""
+        if tap is not None:
+            tap.message(event.data, "sse")
+        if event.event != "message":
+            return None
+        for message in jsonrpc.decode(event.data):
+            if jsonrpc.is_response(message):
+                if message.get("id") == rid:
+                    return jsonrpc.outcome(message)
+                continue  # an answer to something we no longer wait for (a cancelled call)
+            if "id" in message and "method" in message:
+                if not self.modern:  # a modern client never POSTs responses: asks come as results
+                    await self._answer_server(message)
+            elif "method" in message and len(self.notifications) < 1000:
+                self.notifications.append(message)
+        return None
 
     async def _answer_server(self, message: dict) -> None:
         """Requests from the server: ping is answered; the rest (sampling, roots...) we do not offer."""
@@ -302,47 +377,27 @@ class Transport:
         else:
             error = {"code": -32601, "message": f"cireil does not support {message['method']}"}
             body = jsonrpc.response(message["id"], error=error)
-        answer = await self._client.post(self.url, content=body, headers=self._headers())
-        _log_after(self.wire, f"(answer to {message['method']})", body, answer, self.version)
-        await answer.aclose()
+        await self._post_aside(f"(answer to {message['method']})", body)
 
 
-def _direct_pool() -> httpx.AsyncHTTPTransport | None:
-    """A connection pool shared by the client and the hot path; None when proxy settings in the environment
-    leave the choice of route to the client (which honours HTTP(S)_PROXY, ALL_PROXY and NO_PROXY)."""
+def _http_for(url: str) -> Any:
+    """h1.py's direct HTTP; httpx when proxy settings in the environment leave the choice of route to it
+    (it honours HTTP(S)_PROXY, ALL_PROXY and NO_PROXY)."""
     if any(scheme in urllib.request.getproxies() for scheme in ("http", "https", "all")):
-        return None
-    from ..netbackend import fast_transport
+        from .viahttpx import ProxiedHttp
 
-    return fast_transport()
+        return ProxiedHttp(url)
+    from .h1 import DirectHttp
+
+    return DirectHttp(url)
 
 
-async def _drain(chunks: AsyncIterator[str | None]) -> None:
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
     """Read the little that follows the answer (the stream's end), so the connection can be reused.
 
     A server that keeps the stream open gets a short grace, then the connection is dropped instead.
     """
-    with contextlib.suppress(TimeoutError, httpx.HTTPError):
+    with contextlib.suppress(TimeoutError, HttpError):
         async with asyncio.timeout(_DRAIN_S):
             async for _ in chunks:
                 pass
-
-
-async def _chunks_then_end(response: httpx.Response) -> AsyncIterator[str | None]:
-    """The stream's text, then None for its end (so a trailing CR still ends the last line)."""
-    async for chunk in response.aiter_text():
-        yield chunk
-    yield None
-
-
-def _log_after(
-    wire: WireLog | None, label: str, body: bytes, response: httpx.Response, version: str | None, verb: str = "POST"
-) -> None:
-    """The wire log entry of a message off the call path (notifications, DELETE), recorded once answered."""
-    tap = wire.begin(label, body, response.request.headers, verb) if wire is not None else None
-    if tap is not None:
-        tap.answered(response.status_code, response.headers)
-        with contextlib.suppress(httpx.ResponseNotRead):  # a non-streamed answer has its body read already
-            if response.content:
-                tap.message(response.text, "text")
-        tap.end(version)

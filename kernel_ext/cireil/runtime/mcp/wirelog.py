@@ -91,7 +91,7 @@ class Exchange:
             self.connect_ms = (time.perf_counter() - self._tcp) * 1000
 
     def connected(self, ms: float) -> None:
-        """The TCP connect time, from our own network backend (netbackend.CONNECT_TIMER)."""
+        """The TCP connect time, from the direct HTTP path (h1.py) when it opens a connection."""
         self.connect_ms = ms
 
     def answered(self, status: int, headers: Any) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import params
+from ..config.checker import Checker, toml_repr
 from ..config.tomlsource import TomlSource
 from ..errors import ConfigIssue
 
@@ -31,57 +33,45 @@ def is_npm_package(package: str) -> bool:
     return package.startswith("@") or "/" in package
 
 
+_ENTRY = {
+    "name": params.String(required=False),
+    "package": params.String(required=False),
+    "allowOverride": params.Boolean(default=False),
+    "stateQuotaBytes": params.Integer(minimum=1, required=False),
+}
+
+
 def parse_plugins_config(source: TomlSource | None) -> tuple[list[PluginEntry], list[ConfigIssue]]:
     if source is None:
         return [], []
-    issues: list[ConfigIssue] = []
-    for key in source.data:
-        if key != "plugins":
-            issues.append(source.issue((key,), f"unknown key '{key}' (expected [[plugins]] entries)"))
+    check = Checker(source)
+    check.unknown(source.data, ("plugins",))
     entries = source.data.get("plugins", [])
     if not isinstance(entries, list):
-        return [], [*issues, source.issue(("plugins",), "'plugins' must be an array of [[plugins]] tables")]
+        check.fail(("plugins",), f"'plugins' must be an array of [[plugins]] tables, not {toml_repr(entries)}")
+        return [], check.issues
     out: list[PluginEntry] = []
     for index, entry in enumerate(entries):
         where = ("plugins", index)
-        if not isinstance(entry, dict):
-            issues.append(source.issue(("plugins",), "each [[plugins]] entry must be a table"))
+        mark = check.mark()
+        fields = check.table(where, entry, _ENTRY)
+        if fields is None:
             continue
-        unknown = [k for k in entry if k not in ("name", "package", "allowOverride", "stateQuotaBytes")]
-        for key in unknown:
-            issues.append(
-                source.issue(
-                    (*where, key), f"unknown key '{key}' (expected name or package, allowOverride, stateQuotaBytes)"
-                )
-            )
         name, package = entry.get("name"), entry.get("package")
         if (name is None) == (package is None):
-            issues.append(source.issue(where, "a [[plugins]] entry needs exactly one of name (a folder) or package"))
+            check.fail(where, "a [[plugins]] entry needs exactly one of name (a folder) or package")
             continue
         value = name if name is not None else package
         if isinstance(package, str) and package and is_npm_package(package):
-            issues.append(
-                source.issue(
-                    where,
-                    f"plugin package '{package}' skipped: it is an npm plugin of the original CireilClaw, which "
-                    "cannot run in cireil (its tools are not available here); the other plugins load",
-                    severity="warning",
-                )
+            check.warn(
+                where,
+                f"plugin package '{package}' skipped: it is an npm plugin of the original CireilClaw, which "
+                "cannot run in cireil (its tools are not available here); the other plugins load",
             )
             continue
         if not isinstance(value, str) or not _NAME.match(value) or ".." in value:
-            issues.append(
-                source.issue(where, f"plugin {'name' if name is not None else 'package'} {value!r} is not valid")
-            )
+            check.fail(where, f"plugin {'name' if name is not None else 'package'} {value!r} is not valid")
             continue
-        override = entry.get("allowOverride", False)
-        if not isinstance(override, bool):
-            issues.append(source.issue((*where, "allowOverride"), "allowOverride must be true or false"))
-            continue
-        quota = entry.get("stateQuotaBytes")
-        if quota is not None and (not isinstance(quota, int) or isinstance(quota, bool) or quota < 1):
-            issues.append(source.issue((*where, "stateQuotaBytes"), "stateQuotaBytes must be an integer >= 1"))
-            continue
-        if not unknown:
-            out.append(PluginEntry(index, name, package, override, quota))
-    return out, issues
+        if not check.errors_since(mark):
+            out.append(PluginEntry(index, name, package, fields["allowOverride"], fields.get("stateQuotaBytes")))
+    return out, check.issues

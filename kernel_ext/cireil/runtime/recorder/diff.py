@@ -126,9 +126,84 @@ def _tool_names(body: dict | None) -> list[str]:
     return [(t.get("function") or {}).get("name") or t.get("name", "") for t in (body or {}).get("tools") or ()]
 
 
+def _blocks_text(blocks: object) -> str:
+    if isinstance(blocks, str):
+        return blocks
+    return "".join(b.get("text", "") for b in blocks or () if isinstance(b, dict) and "text" in b)
+
+
+def _from_messages_api(body: dict) -> list[dict]:
+    """Anthropic's Messages API: the system prompt at the top, tool results as blocks of user turns and
+    adjacent turns merged; split back into one message per thing so each is matched on its own."""
+    out: list[dict] = [{"role": "system", "content": _blocks_text(body.get("system"))}]
+    for message in body.get("messages") or ():
+        blocks = message.get("content")
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        if message.get("role") == "assistant":
+            calls = [
+                {"id": b.get("id"), "function": {"name": b.get("name"), "arguments": json.dumps(b.get("input"))}}
+                for b in blocks or ()
+                if b.get("type") == "tool_use"
+            ]
+            out.append(
+                {"role": "assistant", "content": _blocks_text(blocks), **({"tool_calls": calls} if calls else {})}
+            )
+            continue
+        for b in blocks or ():
+            if b.get("type") == "tool_result":
+                out.append(
+                    {"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": _blocks_text(b.get("content"))}
+                )
+            else:
+                out.append({"role": "user", "content": [b]})
+    return out
+
+
+def _from_responses_api(body: dict) -> list[dict]:
+    """The Responses API (openai-codex): `instructions` and `input` items; an assistant's calls, reasoning
+    and text between two other items are one assistant message, as in the other kinds."""
+    out: list[dict] = [{"role": "system", "content": body.get("instructions") or ""}]
+    assistant: dict | None = None
+    for item in body.get("input") or ():
+        kind, role = item.get("type"), item.get("role")
+        if kind in ("function_call", "reasoning") or (kind == "message" and role == "assistant"):
+            if assistant is None:
+                assistant = {"role": "assistant", "content": ""}
+                out.append(assistant)
+            if kind == "function_call":
+                call = {
+                    "id": item.get("call_id"),
+                    "function": {"name": item.get("name"), "arguments": item.get("arguments")},
+                }
+                assistant.setdefault("tool_calls", []).append(call)
+            elif kind == "message":
+                assistant["content"] += _blocks_text(item.get("content"))
+            continue
+        assistant = None
+        if kind == "function_call_output":
+            out.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output")})
+        elif kind == "message":
+            texts = [
+                {"type": "text", "text": c.get("text", "")} if "text" in c else c for c in item.get("content") or ()
+            ]
+            out.append({"role": role, "content": texts})
+    return out
+
+
+def request_messages(body: dict | None) -> list[dict]:
+    """A request's conversation as chat-completions messages, whichever provider kind's body it is."""
+    body = body or {}
+    if "input" in body and "messages" not in body:
+        return _from_responses_api(body)
+    if "system" in body:
+        return _from_messages_api(body)
+    return list(body.get("messages") or ())
+
+
 def diff_requests(prev: dict | None, cur: dict) -> StepDiff:
-    before = _keyed((prev or {}).get("messages") or [])
-    after = _keyed(cur.get("messages") or [])
+    before = _keyed(request_messages(prev))
+    after = _keyed(request_messages(cur))
     diff = StepDiff()
     diff.kinds = {id(m): key[0] for keyed in (before, after) for key, (_, m) in keyed.items()}
     for key, (_, message) in after.items():

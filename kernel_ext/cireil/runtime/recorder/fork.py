@@ -38,7 +38,8 @@ class RecordedClient:
 
     async def complete(self, request: Any, *, on_delta: Any = None) -> Any:
         from .. import messages as msgs
-        from ..engine.provider import ModelReply, NoToolCalls, ProviderError, build_request_body
+        from ..engine.provider import ModelReply, NoToolCalls, ProviderError
+        from ..engine.runner import request_body
 
         if self.served >= len(self.replies):
             if self.live is not None:
@@ -47,7 +48,7 @@ class RecordedClient:
         else:
             recorded = self.replies[self.served]
         self.served += 1
-        body = build_request_body(self.provider, self.model_cfg, request, stream=False)
+        body = request_body(self.provider, self.model_cfg, request)  # in the provider's own shape
         if "error" in recorded:
             error = recorded["error"]
             if error.startswith("the model answered without calling a tool"):
@@ -214,7 +215,7 @@ async def _run(
         client = RecordedClient(replies, replace(chosen), model_cfg, real)
         sink = agent.recording.observe(session.id, on_event or (lambda event: None))
         forked = Turn(
-            agent,
+            engine,
             session,
             on_event=sink,
             provider=chosen,

@@ -21,10 +21,24 @@ class ToolCallRecord:
     arguments: dict
     result: dict
     duration: float  # seconds
+    # step mode: what the person did ({"action": "approved" | "edited" | "skipped" | "mocked" | "refused"},
+    # an edit also "asked": the arguments the model sent; `arguments` are what ran); None outside step mode
+    review: dict | None = None
 
     @property
     def success(self) -> bool:
         return self.result.get("success") is not False
+
+    def to_dict(self) -> dict:
+        out = {"id": self.id, "name": self.name, "arguments": self.arguments, "result": self.result}
+        if self.review is not None:  # only a step-mode call carries one
+            out["review"] = self.review
+        return out
+
+    @property
+    def action(self) -> str | None:
+        """approved | edited | skipped | mocked | refused, or None when no one reviewed the call."""
+        return (self.review or {}).get("action")
 
 
 @dataclass
@@ -47,19 +61,21 @@ class RecordedStep:
         """The request body exactly as it was POSTed (rebuilt from the stored messages and tools)."""
         if self._request is None:
             assert self._row is not None and self._store is not None
+            from .store import LISTS
+
             skeleton = self._row.request
-            hashes = list(skeleton.get("messages", [])) + list(skeleton.get("tools", []))
-            blobs = self._store.blobs(hashes)
+            blobs = self._store.blobs([h for key in LISTS for h in skeleton.get(key, ())])
             body = dict(skeleton)
-            body["messages"] = [blobs[h] for h in skeleton.get("messages", [])]
-            if "tools" in skeleton:
-                body["tools"] = [blobs[h] for h in skeleton["tools"]]
+            for key in LISTS:
+                if key in skeleton:
+                    body[key] = [blobs[h] for h in skeleton[key]]
             self._request = body
         return self._request
 
     @property
     def message_hashes(self) -> list[str]:
-        return list(self._row.request.get("messages", [])) if self._row else []
+        request = self._row.request if self._row else {}
+        return list(request.get("messages") or request.get("input") or [])
 
     @property
     def tokens_in(self) -> int | None:
@@ -143,9 +159,7 @@ class RecordedTurn:
                 {
                     "n": s.n,
                     "reply": s.reply,
-                    "calls": [
-                        {"id": c.id, "name": c.name, "arguments": c.arguments, "result": c.result} for c in s.calls
-                    ],
+                    "calls": [c.to_dict() for c in s.calls],
                 }
                 for s in self.steps
             ],
@@ -163,7 +177,9 @@ class RecordedTurn:
                 None,
                 None,
                 [
-                    ToolCallRecord(s["n"], i, c.get("id"), c["name"], c.get("arguments") or {}, c["result"], 0.0)
+                    ToolCallRecord(
+                        s["n"], i, c.get("id"), c["name"], c.get("arguments") or {}, c["result"], 0.0, c.get("review")
+                    )
                     for i, c in enumerate(s.get("calls") or ())
                 ],
                 _request={},

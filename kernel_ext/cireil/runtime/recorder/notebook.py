@@ -4,7 +4,9 @@ The notebook replays the session offline, one cell per turn: it starts ScriptedL
 throwaway copy of the agent pointed at it (recorder/replay.py's `offline_copy`), then for each recorded
 turn scripts that turn's recorded replies and sends its message with `%%cireil_agent`, so the turn renders
 as it did, tools running for real on the copy. The replies travel in the notebook as data; the agent is
-read from its directory when the notebook runs. Attachments of a message are not carried along.
+read from its directory when the notebook runs. Attachments of a message are not carried along. A turn
+recorded in step mode is replayed as the model asked, and its heading says which calls the person had
+edited, skipped or mocked (`%cireil replay` and an exported test do those again).
 """
 
 from __future__ import annotations
@@ -56,9 +58,15 @@ def export_notebook(turns: Sequence[RecordedTurn], agent_dir: Path, session_id: 
     for turn in turns:
         text = turn.text.strip() or "(no message)"
         data = json.dumps(turn.to_dict(), ensure_ascii=False, sort_keys=True)
-        cells.append(
-            new_markdown_cell(f"## Turn {turn.id} · {turn.when} · {turn.step_count} model call(s), ended: {turn.ended}")
-        )
+        heading = f"## Turn {turn.id} · {turn.when} · {turn.step_count} model call(s), ended: {turn.ended}"
+        reviewed = [f"{c.name} ({c.action})" for c in turn.calls if c.action not in (None, "approved")]
+        if reviewed:
+            heading += (
+                "\n\nRecorded in step mode, where the person changed these calls: "
+                + ", ".join(reviewed)
+                + ". This cell runs every call as the model asked; `%cireil replay` does what the person did."
+            )
+        cells.append(new_markdown_cell(heading))
         cells.append(new_code_cell(f"llm.script(*scripted_replies(RecordedTurn.from_dict(json.loads({data!r}))))"))
         cells.append(new_code_cell(f"%%cireil_agent --session {session_id}\n{text}"))
     cells.append(new_code_cell("llm.stop()"))

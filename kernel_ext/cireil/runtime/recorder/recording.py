@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .settings import RecorderSettings, SettingsError, load_settings
-from .store import RECORDINGS_FILE, RecordingStore, RecordingStoreError
+from .store import LISTS, RECORDINGS_FILE, RecordingStore, RecordingStoreError
 
 EventSink = Callable[[dict], None]
 
@@ -32,8 +32,11 @@ def blob_hash(text: str) -> str:
 class Recording:
     """Turn recording for one agent; `store` is None while recording is off."""
 
-    def __init__(self, agent_dir: Path) -> None:
+    def __init__(self, agent_dir: Path, settings: RecorderSettings | None = None) -> None:
         self.agent_dir = agent_dir
+        # given settings are used instead of config/cireil.toml: an eval run records even where the
+        # agent's own file switched recording off, since a failed run's turn is what a person opens
+        self._given = settings
         self.problem: str | None = None  # why recording is off, shown once
         self._told = False
         self._store: RecordingStore | None = None
@@ -55,7 +58,7 @@ class Recording:
         if not self._opened:
             self._opened = True
             try:
-                self.settings = load_settings(self.agent_dir)
+                self.settings = self._given if self._given is not None else load_settings(self.agent_dir)
                 if self.settings.enabled:
                     self._store = RecordingStore(self.path)
             except (SettingsError, RecordingStoreError, OSError) as exc:
@@ -190,7 +193,7 @@ class TurnTap:
             step["reply"] = {"error": event.get("reason", ""), "content": "".join(step["text"]) or None}
         elif kind == "result" and self.step is not None:
             call, result = event["call"], event["result"]
-            self.step["calls"].append((call, result.data, result.duration_s))
+            self.step["calls"].append((call, result.data, result.duration_s, event.get("review")))
         elif kind == "end":
             self._flush()
             if self.turn_id is not None:
@@ -209,17 +212,18 @@ class TurnTap:
         body = step["body"] or {}
         new: list[tuple[str, str]] = []
         keep: dict[int, tuple[Any, str]] = {}
-        request = {k: v for k, v in body.items() if k not in ("messages", "tools")}
-        request["messages"] = self.hashes.refs(body.get("messages") or [], new, keep)
-        if "tools" in body:
-            request["tools"] = self.hashes.refs(body["tools"], new, keep)
+        request = {k: v for k, v in body.items() if k not in LISTS}
+        for key in LISTS:
+            if isinstance(body.get(key), list):
+                request[key] = self.hashes.refs(body[key], new, keep)
         self.hashes.by_id = keep
         calls = []
-        for position, (call, data, duration) in enumerate(step["calls"]):
+        for position, (call, data, duration, review) in enumerate(step["calls"]):
             arguments = call.get("input") or {}
             if "rawArguments" in call:
                 arguments = {"rawArguments": call["rawArguments"]}
-            calls.append((position, call.get("id"), call["name"], _dumps(arguments), _dumps(data), duration))
+            reviewed = _dumps(review) if review is not None else None  # step mode: what the person did
+            calls.append((position, call.get("id"), call["name"], _dumps(arguments), _dumps(data), duration, reviewed))
         self.store.write_step(
             self.turn_id, step["n"], request, step["reply"], new, step["estimate"], step["ttft"], step["latency"], calls
         )

@@ -8,6 +8,9 @@ nothing in the copy can reach a real model. `in_place=True` runs
 the tools on the agent itself, in a new session `notebook:replay-<turn>`; tools that start other turns
 (invoke, schedule) then act on the real agent, and those turns use its real provider.
 
+A turn recorded in step mode replays what the person did: an edited call runs with the arguments it
+ran with, a skipped or mocked call gives the model the recorded result again.
+
 The replay turn is not recorded. A recorded call whose tool is gone, or whose arguments the tool's
 current schema refuses, is named in `ReplayResult.invalid`; it still runs, and fails, as it would for
 the model.
@@ -225,7 +228,7 @@ def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> Repla
 
 async def _run(agent: Agent, session: Any, turn: RecordedTurn, base_url: str, on_event: Any) -> TurnOutcome:
     """The turn of Engine.run_turn, with a client for the scripted server in place of the provider's."""
-    from ..engine.config import KeySource
+    from ..config.engine_config import KeySource
     from ..engine.provider import OpenAIProvider
     from ..engine.turn import Turn
     from ..errors import ConfigError
@@ -248,20 +251,44 @@ async def _run(agent: Agent, session: Any, turn: RecordedTurn, base_url: str, on
 
             user = msgs.user_message("")
             user["content"] = copy.deepcopy(turn.user.get("content") or [])
+        replaying = Turn(
+            engine,
+            session,
+            on_event=on_event,
+            provider=chosen,
+            model=model,
+            model_cfg=model_cfg,
+            client=client,
+            tools=agent.offered_tools(session),
+            notices=notices + more,
+        )
+        replaying.on_tool_call = reviewed_calls(turn)
         try:
-            return await Turn(
-                agent,
-                session,
-                on_event=on_event,
-                provider=chosen,
-                model=model,
-                model_cfg=model_cfg,
-                client=client,
-                tools=agent.offered_tools(session),
-                notices=notices + more,
-            ).run(user)
+            return await replaying.run(user)
         finally:
             await client.aclose()
+
+
+def reviewed_calls(turn: RecordedTurn) -> Any:
+    """For a turn recorded in step mode, an on_tool_call hook doing again what the person did; else None."""
+    from ..engine.toolhook import ToolDecision
+
+    decisions: dict[tuple[int, int], ToolDecision] = {}
+    for call in turn.calls:
+        if call.action == "edited":
+            decisions[(call.step, call.position)] = ToolDecision.edit(call.arguments)
+        elif call.action in ("skipped", "mocked", "refused"):
+            decisions[(call.step, call.position)] = ToolDecision.mock(call.result)
+    if not decisions:
+        return None
+    seen: dict[int, int] = {}
+
+    async def again(call: dict, step: int) -> ToolDecision | None:
+        position = seen.get(step, 0)
+        seen[step] = position + 1
+        return decisions.get((step, position))
+
+    return again
 
 
 def _compare(turn: RecordedTurn, events: list[dict], invalid: dict[tuple[int, int], str]) -> list[ReplayedStep]:

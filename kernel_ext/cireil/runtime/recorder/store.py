@@ -5,8 +5,9 @@ Messages, tool definitions and tool results are stored once by content (blake2b 
 prefix a step shares with the one before costs a few bytes. `turn_blobs` says which turn uses which blob:
 evicting a turn (oldest first, beyond the configured count or size) deletes the blobs no turn uses.
 
-The file carries its format number; a file of another format is refused with a message saying what to
-do, never rewritten.
+The file carries its format number. A file of format 1 (before step mode's reviews were kept) is
+migrated in place, in one transaction; a file of any other format is refused with a message saying
+what to do, never rewritten.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# The lists of a request body stored item by item, each item once (a step stores what changed): chat
+# completions and Messages API `messages`, Responses API (openai-codex) `input`, every kind's `tools`.
+LISTS = ("messages", "input", "tools")
 RECORDINGS_FILE = "cireil-recordings.db"
-FORMAT = 1
+FORMAT = 2
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,11 +65,17 @@ CREATE TABLE calls (
     arguments TEXT NOT NULL,
     result TEXT NOT NULL,
     duration REAL NOT NULL,
+    review TEXT,  -- step mode: what the person did, as JSON ({"action": "edited", "asked": {...}}, ...)
     PRIMARY KEY (turn_id, step, position)
 ) WITHOUT ROWID;
 CREATE TABLE turn_blobs (turn_id INTEGER NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (turn_id, hash)) WITHOUT ROWID;
 CREATE INDEX turn_blobs_hash ON turn_blobs (hash);
 """
+
+# format N -> the statements that make it format N + 1 (the format number itself is updated with them)
+MIGRATIONS = {
+    1: "ALTER TABLE calls ADD COLUMN review TEXT;",
+}
 
 
 TURN_KEYS = (
@@ -92,7 +102,7 @@ class RecordingStoreError(Exception):
 class StepRow:
     turn_id: int
     n: int
-    request: dict  # the body with "messages" and "tools" as lists of blob hashes
+    request: dict  # the body with its LISTS ("messages", "input", "tools") as lists of blob hashes
     reply: dict
     estimate: int | None
     ttft: float | None
@@ -145,6 +155,9 @@ class RecordingStore:
         if "meta" in tables:
             row = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone()
             found = row[0] if row else None
+        if found is not None and found.isdigit() and int(found) in MIGRATIONS:
+            self._migrate(int(found))
+            return
         if found != str(FORMAT):
             what = f"format {found}" if found else "a file without a format number (an older recorder's, or not ours)"
             newer = found is not None and found.isdigit() and int(found) > FORMAT
@@ -154,6 +167,11 @@ class RecordingStore:
                 else f"no migration to format {FORMAT} exists; move it away to start a new recording"
             )
             raise RecordingStoreError(f"{self.path}: {what}, this cireil records format {FORMAT}: {advice}")
+
+    def _migrate(self, found: int) -> None:
+        """Bring a file of an older format up to FORMAT, all steps in one transaction: a crash leaves it as it was."""
+        steps = "".join(MIGRATIONS[n] for n in range(found, FORMAT))
+        self.db.executescript(f"BEGIN;{steps}UPDATE meta SET value = '{FORMAT}' WHERE key = 'format';COMMIT;")
 
     @_locked
     def close(self) -> None:
@@ -203,7 +221,7 @@ class RecordingStore:
             )
             if calls:
                 db.executemany(
-                    "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(turn_id, n, *c) for c in calls],
                 )
             db.execute("UPDATE turns SET steps = ? WHERE id = ?", (n, turn_id))
@@ -300,7 +318,7 @@ class RecordingStore:
     @_locked
     def calls(self, turn_id: int) -> list[dict]:
         rows = self.db.execute(
-            "SELECT step, position, call_id, name, arguments, result, duration FROM calls WHERE turn_id = ? "
+            "SELECT step, position, call_id, name, arguments, result, duration, review FROM calls WHERE turn_id = ? "
             "ORDER BY step, position",
             (turn_id,),
         )
@@ -313,6 +331,7 @@ class RecordingStore:
                 "arguments": json.loads(r[4]),
                 "result": json.loads(r[5]),
                 "duration": r[6],
+                "review": json.loads(r[7]) if r[7] else None,
             }
             for r in rows
         ]

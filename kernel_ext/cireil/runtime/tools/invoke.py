@@ -14,7 +14,7 @@ from ..tool import Tool, ToolContext
 async def run(args: dict, ctx: ToolContext) -> dict:
     session_id: str = args["session"]
     conversation = ctx.conversation
-    if conversation is None or conversation.agent is None:
+    if conversation is None or conversation.host is None:
         raise ToolError("invoke needs a running agent", hint="Load the agent with cireil.load or %cireil load.")
     if session_id == ctx.session.id:
         raise ToolError(
@@ -22,7 +22,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         )
     if not conversation.store.exists(session_id):
         raise ToolError(f"Session not found: {session_id}", hint="list-sessions shows the session ids that exist.")
-    conversation.agent.queue_turn(session_id, args["prompt"], source=ctx.session.id)
+    conversation.host.queue_turn(session_id, args["prompt"], source=ctx.session.id)
     return {"queued": True, "session": session_id, "success": True}
 
 

@@ -49,8 +49,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     target = resolve_channel(channel, ctx)
     if target != ctx.session.id:
         final = False  # a message elsewhere never ends this turn (reference §4.1)
-        if ctx.conversation is not None and ctx.conversation.agent is not None:
-            ctx.conversation.agent.deliver(target, content, attachments=attachments, source=ctx.session.id)
+        if ctx.conversation is not None and ctx.conversation.host is not None:
+            ctx.conversation.host.deliver(target, content, attachments=attachments, source=ctx.session.id)
     if ctx.conversation is not None:
         ctx.conversation.events(
             {

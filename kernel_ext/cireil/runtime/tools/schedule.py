@@ -31,7 +31,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     if at <= datetime.now(UTC):
         raise ToolError("`at` must be in the future")
     conversation = ctx.conversation
-    if conversation is None or conversation.agent is None:
+    if conversation is None or conversation.host is None:
         raise ToolError("schedule needs a running agent", hint="Load the agent with cireil.load or %cireil load.")
     target = args.get("target") or "current"
     if target == "current":
@@ -45,7 +45,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         "schedule": {"at": at.isoformat()},
         "target": target,
     }
-    conversation.agent.scheduler.add(job)
+    conversation.host.schedule(job)
     # reference: no `success` key upstream; §9 allows adding it and the breaker then treats it as any success
     return {"at": at.isoformat(), "id": job["id"], "scheduled": True, "success": True}
 

@@ -1,0 +1,172 @@
+"""The one checker every TOML configuration file goes through: unknown keys, types, bounds, did-you-mean.
+
+A file's tables are declared with runtime/params.py's fields (the same declarations that validate tool
+arguments), and every problem becomes a `FILE:LINE: message` issue phrased one way:
+
+    unknown key 'KEY' [in [TABLE]] (did you mean 'CLOSE'?)      or  (expected: a, b, c)
+    'LABEL' must be EXPECTED, not VALUE
+    'LABEL' is required
+    'LABEL' CHECK-MESSAGE                                        (a field's own check, for what types cannot say)
+
+LABEL is the key's full path as TOML writes it (`exec.timeout`, `servers.docs.url`, `mounts[0].mode`,
+`local.models."gpt-4o".reasoning`), so a message names what to change without the file open. Problems
+are collected, never raised: a caller reports every one at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .. import params
+from ..errors import ConfigIssue
+from .tomlsource import TomlSource
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+# An HTTP header name (RFC 9110 token): checked for custom headers of engine.toml and mcp.toml alike.
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def did_you_mean(name: str, options: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The option closest to a mistyped `name`, or None when none is close."""
+    import difflib  # only for a mistyped name: never imported on a clean load
+
+    close = difflib.get_close_matches(name, list(options), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def suggestion(name: str, options: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """` (did you mean 'X'?)` for a mistyped name, or nothing."""
+    close = did_you_mean(name, options, cutoff=cutoff)
+    return f" (did you mean '{close}'?)" if close else ""
+
+
+def header_name_ok(name: str) -> bool:
+    return bool(_HEADER_NAME.match(name))
+
+
+def label(*path: str | int) -> str:
+    """A key's path as TOML writes it: dotted, quoted where needed, array entries as [index]."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        text = part if _BARE.fullmatch(part) else '"' + part.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        out += f".{text}" if out else text
+    return out
+
+
+def toml_repr(value: Any) -> str:
+    """A value as the file would write it; tables and arrays only by kind (they may be huge)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return params.describe_value(value)
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return repr(value)
+
+
+def unknown_key(key: str, known: Sequence[str], where: tuple = (), *, hint: str | None = None) -> str:
+    """The one phrasing of an unknown key; `hint` replaces the did-you-mean for a key with a known story."""
+    table = "" if not where else f" in {label(*where)}" if isinstance(where[-1], int) else f" in [{label(*where)}]"
+    if hint is None:
+        hint = suggestion(key, known) or (f" (expected: {', '.join(known)})" if known else " (expected: no keys)")
+    return f"unknown key '{key}'{table}{hint}"
+
+
+def expectation(spec: params.Field) -> str:
+    """What a field accepts, in words: "a whole number of milliseconds >= 1000", "one of 'a', 'b'"."""
+    if isinstance(spec, params.AnyOf):
+        return spec.description or " or ".join(expectation(o) for o in spec.options)
+    if isinstance(spec, params.Number):
+        base = spec.description or ("a whole number" if spec.integer else "a number")
+        low, high = spec.minimum, spec.maximum
+        if low is not None and high is not None:
+            return f"{base} from {low:g} to {high:g}"
+        if low is not None:
+            return f"{base} >= {low:g}"
+        return f"{base} <= {high:g}" if high is not None else base
+    if spec.description:
+        return spec.description
+    if isinstance(spec, params.Boolean):
+        return "true or false"
+    if isinstance(spec, params.String):
+        if spec.enum is not None:
+            return "one of " + ", ".join(f"'{e}'" for e in spec.enum)
+        return "a non-empty string" if spec.min_length else "a string"
+    if isinstance(spec, params.Array):
+        return "an array"
+    return "a table"
+
+
+class Checker:
+    """The issues of one file. `prefix` leads every message (unhonoured.py: what the original refuses)."""
+
+    def __init__(
+        self, source: TomlSource, issues: list[ConfigIssue] | None = None, *, severity: str = "error", prefix: str = ""
+    ) -> None:
+        self.source = source
+        self.issues = [] if issues is None else issues
+        self.severity = severity
+        self.prefix = prefix
+
+    def fail(self, path: tuple, message: str, severity: str | None = None) -> None:
+        self.issues.append(self.source.issue(path, self.prefix + message, severity or self.severity))
+
+    def warn(self, path: tuple, message: str) -> None:
+        self.fail(path, message, "warning")
+
+    def unknown(self, table: Mapping, known: Sequence[str], where: tuple = (), **hints: str) -> list[str]:
+        """An issue for each key of `table` not in `known`; the unknown keys. `hints`: key -> its own hint."""
+        found = [key for key in table if key not in known]
+        for key in found:
+            self.fail((*where, key), unknown_key(key, known, where, hint=hints.get(key)))
+        return found
+
+    def value(self, path: tuple, value: Any, spec: params.Field) -> tuple[bool, Any]:
+        """(ok, the clean value) for one present key."""
+        clean, problems = spec.validate(value, path)
+        if not problems:
+            return True, clean
+        shown = label(*path)
+        if spec.check is not None and not replace(spec, check=None).validate(value, path)[1]:
+            self.fail(path, f"'{shown}' {problems[0].message}")  # the type held; the field's own check did not
+        else:
+            self.fail(path, f"'{shown}' must be {expectation(spec)}, not {toml_repr(value)}")
+        return False, None
+
+    def table(
+        self, where: tuple, value: Any, fields: Mapping[str, params.Field], **hints: str
+    ) -> dict[str, Any] | None:
+        """The clean values of a table declared by `fields` (defaults for absent keys that have one);
+        None when `value` is not a table. Keys with problems are left out (`errors_since` tells)."""
+        if not isinstance(value, Mapping):
+            self.fail(where, f"'{label(*where)}' must be a table, not {toml_repr(value)}")
+            return None
+        self.unknown(value, list(fields), where, **hints)
+        clean: dict[str, Any] = {}
+        for key, spec in fields.items():
+            path = (*where, key)
+            if key not in value:
+                if spec.has_default:
+                    clean[key] = spec.default
+                elif spec.is_required:
+                    self.fail(path, f"'{label(*path)}' is required")
+                continue
+            ok, item = self.value(path, value[key], spec)
+            if ok:
+                clean[key] = item
+        return clean
+
+    def mark(self) -> int:
+        """Where the issues stand now: `errors_since(mark)` tells whether a part added any."""
+        return len(self.issues)
+
+    def errors_since(self, mark: int) -> bool:
+        return any(i.severity == "error" for i in self.issues[mark:])
