@@ -96,7 +96,7 @@ def test_the_system_prompt_skips_a_fifo_skill_at_once(tmp_path):
 
     agent = make_agent(tmp_path)
     replace_with(agent / "skills" / "notes" / "SKILL.md", "fifo")
-    assert "not a regular file" in str(_skill_fields(agent / "skills" / "notes" / "SKILL.md"))
+    assert "not a regular file" in str(_skill_fields(agent, agent / "skills" / "notes" / "SKILL.md"))
 
 
 REFRESH = """\

@@ -63,3 +63,35 @@ def test_other_edit_failures_keep_the_plain_error_view(tmp_path):
     assert not result.success
     text = result_bundle(result)["text/plain"]
     assert text.startswith("edit failed: ") and "closest lines" not in text
+
+
+def test_the_view_reads_through_the_sandbox_when_the_file_was_swapped_after_the_call(tmp_path):
+    """Between the failed call and its view, a command in exec turns the file into a FIFO or a link out."""
+    import os
+    import threading
+
+    agent_dir = make_agent(tmp_path, MINIMAL_TOOLS + "edit = true\n")
+    report = agent_dir / "workspace" / "report.py"
+    report.write_text(REPORT)
+    outside = tmp_path / "outside.py"
+    outside.write_text(REPORT.replace("crops", "SECRET_OUTSIDE"))
+    agent = cireil.load(agent_dir)
+    old = "for crop, kg in sorted(crops.itmes()):"
+    result = agent.call("edit", path="/workspace/report.py", edits=[{"oldText": old, "newText": "x"}])
+    assert not result.success
+    report.unlink()
+    os.symlink(outside, report)
+    text = result_bundle(result)["text/plain"]
+    assert text.startswith("edit failed: ") and "SECRET_OUTSIDE" not in text
+    report.unlink()
+    os.mkfifo(report)
+    shown: list[str] = []
+    thread = threading.Thread(target=lambda: shown.append(result_bundle(result)["text/plain"]), daemon=True)
+    thread.start()
+    thread.join(30)
+    blocked = thread.is_alive()
+    if blocked:  # let the blocked open go (a writer that closes), then fail
+        os.close(os.open(report, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(10)
+    assert not blocked, "rendering the view blocked on a FIFO"
+    assert shown and shown[0].startswith("edit failed: ") and "closest lines" not in shown[0]

@@ -98,3 +98,19 @@ def test_config_messages_show_control_characters(tmp_path):
     agent = make_agent(tmp_path, 'list-dir = true\n"\\u001b]0;pwned\\u0007" = true\n')
     (message,) = [str(e) for e in cireil.dry_run(agent).errors]
     assert "\x1b" not in message and "␛]0;pwned␇" in message
+
+
+def test_a_picture_or_video_over_the_media_limit_is_refused_before_it_is_read(agent):
+    from cireil.runtime import media
+
+    ws = agent.directory / "workspace"
+    for name in ("huge.mp4", "huge.png"):
+        with open(ws / name, "wb") as f:
+            f.truncate(300 * 1024 * 1024)  # sparse: 300 MB that cost no disk, as `truncate -s` in exec makes
+        result = agent.call("read", path=f"/workspace/{name}")
+        assert not result.success and result["hint"]
+        assert f"is {300 * 1024 * 1024} bytes, over the {media.MEDIA_READ_LIMIT}-byte limit (20 MiB)" in result["error"]
+    assert agent.session.pending_media == []
+    (ws / "fine.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(1024))
+    assert agent.call("read", path="/workspace/fine.png").success
+    assert len(agent.session.pending_media) == 1

@@ -229,7 +229,8 @@ def test_a_write_killed_midway_leaves_nothing_visible_and_the_next_load_removes_
         proc.kill()
         proc.wait(10)
     ws = agent_dir / "workspace"
-    leftovers = [p for p in ws.iterdir() if safefs.is_temp_name(p.name)]
+    assert sorted(p.name for p in ws.rglob("*")) == ["docs", "guide.md", "hello.txt"]  # as `ls -aR` in exec
+    leftovers = list((agent_dir / safefs.SCRATCH_DIR).iterdir())  # in cireil's own folder, outside the sandbox
     assert len(leftovers) == 1 and leftovers[0].stat().st_size == 40_000_000
     agent = cireil.load(agent_dir)
     try:
@@ -258,3 +259,33 @@ def test_the_exec_output_dir_is_created_without_following_a_swapped_in_symlink(a
     with pytest.raises(ToolError, match="changed while it was being opened"):
         SpillDir(paths, "/workspace/out/spill", "ls")
     assert list(outside.iterdir()) == []
+
+
+def test_the_temp_sweep_never_unlinks_outside_through_a_swapped_directory(agent_dir, tmp_path):
+    """While the sweep walks, a command flips workspace/d to a symlink to a folder holding leftovers of the
+    same names: only the ones really inside may go."""
+    outside = tmp_path / "outside-temps"
+    outside.mkdir()
+    names = [f"{safefs.TEMP_PREFIX}999999999-{i:06x}" for i in range(300)]  # a writer pid that cannot exist
+    for name in names:
+        (outside / name).write_bytes(b"not yours")
+    ws = agent_dir / "workspace"
+    (ws / "d").mkdir()
+    swapper = Swapper(ws, outside)
+    rounds = 0
+    started = time.monotonic()
+    try:
+        swapper.start()
+        while rounds < 40 and time.monotonic() - started < MAX_SECONDS:
+            real = ws / "d.real" if (ws / "d.real").is_dir() else ws / "d"
+            for name in names:
+                try:
+                    (real / name).write_bytes(b"stale")
+                except OSError:
+                    continue  # swapped meanwhile: fewer leftovers this round
+            safefs.sweep_stale([str(ws)])
+            rounds += 1
+    finally:
+        swapper.restore()
+    assert swapper.swaps > 50, "the swapper barely ran: the race was not exercised"
+    assert sorted(p.name for p in outside.iterdir()) == names

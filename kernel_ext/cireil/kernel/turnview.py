@@ -12,7 +12,6 @@ from __future__ import annotations
 import concurrent.futures
 import queue
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.display import display
@@ -52,11 +51,18 @@ class TurnView:
         """Show an object with its own view (a tool result, the recorded steps)."""
         display(obj)
 
-    def _host(self, path: str) -> Path | None:
+    def _attachment(self, path: str) -> bytes | str | None:
+        """A picture's bytes, read through the sandbox (never by host path); else why it is not shown."""
+        from ..runtime.media import media_kind
+        from ..runtime.pictures import Unreadable, sandbox_picture
+
+        kind = media_kind(path) if isinstance(path, str) else None
+        if kind is None or kind[0] != "image":
+            return None  # not a picture: listed by name, never opened
         try:
-            return self.agent.sandbox_paths().resolve(path).host
-        except Exception:  # an attachment the agent may no longer reach is listed, not embedded
-            return None
+            return sandbox_picture(self.agent.sandbox_paths(), path, chat.INLINE_IMAGE_LIMIT)
+        except Unreadable as exc:
+            return str(exc)
 
     # -- events -----------------------------------------------------------------------------------
     def draw(self, event: dict) -> None:
@@ -114,7 +120,7 @@ class TurnView:
         if call["name"] == "respond" and result.success and self._pending_respond:
             sent = self._pending_respond.pop(0)
             to = None if sent["sessionId"] == sent.get("fromSessionId") else sent["sessionId"]
-            attachments = [(p, self._host(p)) for p in sent.get("attachments", ())]
+            attachments = [(p, self._attachment(p)) for p in sent.get("attachments", ())]
             pair = chat.agent_bubble(
                 sent["content"], agent=self.name, attachments=attachments, final=bool(sent["final"]), to=to
             )

@@ -10,14 +10,13 @@ from __future__ import annotations
 import base64
 import mimetypes
 import re
-from pathlib import Path
 from typing import Any
 
 from .html import BG_SOFT, BORDER, FG, FG_DIM, INFO_ICON, MONO, WARN, esc
 from .safe import markdown_html, safe_bundle
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}\Z")
-_INLINE_IMAGE_LIMIT = 2 * 1024 * 1024  # bigger attachments are listed, not embedded into the notebook
+INLINE_IMAGE_LIMIT = 2 * 1024 * 1024  # bigger attachments are listed, not embedded into the notebook
 
 
 def as_bundle(pair: tuple[str, str]) -> dict[str, str]:
@@ -69,7 +68,7 @@ def images_html(parts: Any) -> str:
         if part.get("type") != "image" or not isinstance(part.get("data"), str) or not _BASE64.match(part["data"]):
             continue
         kind = str(part.get("mediaType") or "")
-        if not kind.startswith("image/") or len(part["data"]) * 3 // 4 > _INLINE_IMAGE_LIMIT:
+        if not kind.startswith("image/") or len(part["data"]) * 3 // 4 > INLINE_IMAGE_LIMIT:
             out.append(f'<div style="font-size:85%;color:{FG_DIM}">[image {esc(kind)}]</div>')
             continue
         out.append(
@@ -79,24 +78,25 @@ def images_html(parts: Any) -> str:
     return "".join(out)
 
 
-def _attachment_html(path: str, host: Path | None) -> str:
+def _attachment_html(path: str, picture: bytes | str | None) -> str:
+    """A picture's bytes (read by the caller through the sandbox) inline; else the path, with why it is not shown."""
     kind = mimetypes.guess_type(path)[0] or ""
-    if host is not None and kind.startswith("image/") and host.is_file():
-        size = host.stat().st_size
-        if size <= _INLINE_IMAGE_LIMIT:
-            data = base64.b64encode(host.read_bytes()).decode("ascii")
-            return (
-                f'<div><img alt="{esc(path)}" src="data:{esc(kind)};base64,{data}" '
-                f'style="max-width:100%;max-height:320px;margin-top:4px"></div>'
-            )
-    return f'<div style="font-size:85%;font-family:{MONO}">📎 {esc(path)}</div>'
+    if isinstance(picture, bytes) and kind.startswith("image/") and len(picture) <= INLINE_IMAGE_LIMIT:
+        data = base64.b64encode(picture).decode("ascii")
+        return (
+            f'<div><img alt="{esc(path)}" src="data:{esc(kind)};base64,{data}" '
+            f'style="max-width:100%;max-height:320px;margin-top:4px"></div>'
+        )
+    why = f" (not shown: {esc(picture)})" if isinstance(picture, str) else ""
+    return f'<div style="font-size:85%;font-family:{MONO}">📎 {esc(path)}{why}</div>'
 
 
 def agent_bubble(
     content: str,
     *,
     agent: str,
-    attachments: list[tuple[str, Path | None]] = (),  # type: ignore[assignment]
+    # (sandbox path, its bytes when it is a picture to show | why it is not shown | None: listed only)
+    attachments: list[tuple[str, bytes | str | None]] = (),  # type: ignore[assignment]
     final: bool = True,
     to: str | None = None,
     streaming: bool = False,

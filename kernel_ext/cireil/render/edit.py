@@ -99,10 +99,16 @@ def _closest_view(result: ToolResult, head: str) -> tuple[str, str] | None:
     edit = edits[int(found.group(1))]
     old_text = edit.get("oldText") if isinstance(edit, dict) else None
     try:
-        host = result.agent.sandbox_paths().resolve(str(result.args.get("path", ""))).host
-        if not isinstance(old_text, str) or host.stat().st_size > _READ_LIMIT:
+        if not isinstance(old_text, str):
             return None
-        near = closest(host.read_text(encoding="utf-8", errors="replace"), old_text)
+        from ..runtime.textfile import read_bytes
+
+        # through the sandbox, never by host path: the file may have become a FIFO or a link out since
+        resolved = result.agent.sandbox_paths().resolve(str(result.args.get("path", "")))
+        data = read_bytes(resolved, _READ_LIMIT)
+        if len(data) > _READ_LIMIT:
+            return None
+        near = closest(data.decode("utf-8", errors="replace"), old_text)
     except Exception:  # gone, unreadable, outside the sandbox: the error itself is still shown
         return None
     if near is None:

@@ -377,13 +377,15 @@ def conditional_blocks(agent_dir: Path, rules: Iterable[Rule]) -> tuple[list[Con
     """The blocks the holding rules load, in file order. A missing file is skipped (as the original does);
     a file without valid `+++` TOML frontmatter is an error that fails the turn."""
     from . import frontmatter
+    from .paths import read_agent_file
 
     blocks: list[ConditionalBlock] = []
     issues: list[ConfigIssue] = []
     for rule in rules:
         rel = f"blocks/conditional/{rule.key}.md"
         try:
-            text = (agent_dir / rel).read_text(encoding="utf-8")
+            # a FIFO must not hang a turn, a huge file not fill the prompt
+            text = read_agent_file(agent_dir, rel).decode("utf-8")
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError) as exc:

@@ -34,6 +34,19 @@ def media_kind(path: str) -> tuple[str, str] | None:
     return None
 
 
+# A picture or video read goes whole into the next request (base64: a third more). The spec leaves media out
+# of read's 256 KiB text limit; without any limit a sparse 300 MB file (`truncate -s` from exec) was read
+# into memory and queued whole. 20 MiB is what the largest provider limits for one inline item allow.
+MEDIA_READ_LIMIT = 20 * 1024 * 1024
+
+
+def media_too_big(path: str, size: int, kind: str) -> str:
+    return (
+        f"File '{path}' is {size} bytes, over the {MEDIA_READ_LIMIT}-byte limit (20 MiB) for a {kind} read into "
+        "the conversation; it was not read."
+    )
+
+
 # Pictures and videos read outside a turn wait in the session for the next model call. Bounded so
 # that reading the same 2 MB picture 100 times keeps one copy, and many different ones keep the newest.
 PENDING_MEDIA_ITEMS = 16

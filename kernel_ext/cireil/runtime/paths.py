@@ -10,16 +10,18 @@ messages that show only sandbox paths.
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import safefs
 from .config.sandbox_config import Mount
 from .errors import ToolError
 from .names import escape, unescape_path
-from .safefs import Target, is_temp_name
+from .safefs import SCRATCH_DIR, Target, is_temp_name
 
 ROOTS = ("workspace", "memories", "blocks", "skills", "tasks")
 SYSTEM_ROOTS = ("/usr", "/lib", "/lib64", "/nix")
@@ -32,6 +34,7 @@ class ResolvedPath:
     root: str  # "workspace", "memories", ...
     mount: Mount | None = None
     boundary: str = ""  # realpath of the root or mount source the host path lies in
+    scratch: str = ""  # cireil's private temp folder of the agent (writes are made there, then renamed in)
 
     def __post_init__(self) -> None:
         # the sandbox path is shown and stored (opened files, results): non-UTF-8 bytes in it escaped
@@ -46,7 +49,7 @@ class ResolvedPath:
         """What safefs walks to reach this path without following anything planted since resolve."""
         host = str(self.host)
         rel = "" if host == self.boundary else host[len(self.boundary) :].lstrip("/")
-        return Target(self.boundary, rel, self.sandbox)
+        return Target(self.boundary, rel, self.sandbox, self.scratch)
 
 
 def _denied(path: str, why: str) -> ToolError:
@@ -113,6 +116,7 @@ class SandboxPaths:
         self.agent_dir = Path(agent_dir)
         self.mounts = list(mounts)
         self.access = access
+        self.scratch = os.path.join(os.path.abspath(self.agent_dir), SCRATCH_DIR)
 
     def _root_host(self, root: str) -> str:
         return os.path.realpath(self.agent_dir / root)
@@ -181,7 +185,7 @@ class SandboxPaths:
         if not _inside(host, boundary):
             raise _denied(path, "resolves outside the sandbox via symlink")
         _check_not_temp(path, host, boundary)
-        return ResolvedPath(norm, Path(host), root, boundary=boundary)
+        return ResolvedPath(norm, Path(host), root, boundary=boundary, scratch=self.scratch)
 
     def _resolve_in_mount(self, path: str, norm: str, rest: str, mount: Mount) -> ResolvedPath:
         boundary = os.path.realpath(mount.source)
@@ -192,7 +196,7 @@ class SandboxPaths:
         if not _inside(host, boundary):
             raise _denied(path, "resolves outside the mount via symlink")
         _check_not_temp(path, host, boundary)
-        return ResolvedPath(norm, Path(host), "workspace", mount, boundary=boundary)
+        return ResolvedPath(norm, Path(host), "workspace", mount, boundary=boundary, scratch=self.scratch)
 
     def resolve_for_write(self, path: str) -> ResolvedPath:
         """resolve() plus the read-only mount check every writing tool must pass."""
@@ -247,3 +251,42 @@ class SandboxPaths:
             if host and host != "/":
                 message = message.replace(host, shown)
         return message
+
+
+# the roots exec binds read-write (exec/sandbox.py ROOT_BINDS; /blocks is not mounted there): a command
+# can plant any symlink in them
+EXEC_WRITABLE = ("workspace", "memories", "skills", "tasks")
+
+
+def read_agent_file(agent_dir: Path, rel: str, limit: int = safefs.CONFIG_LIMIT) -> bytes:
+    """A file the runtime reads by itself: core.md, a block, a skill, tasks/HEARTBEAT.md.
+
+    Files in a root exec can write (skills/, tasks/) may be symlinks a command planted, so they are
+    read as a file tool reads: no symlink out of the root (`ln -s ~/.ssh/id_rsa /skills/x/SKILL.md`
+    would put a host file into the prompt), opened through the root's descriptor. The others (core.md,
+    blocks/, which the file tools write without ever making a symlink) are the person's: read with
+    safefs.read_host_file, following the person's symlinks. Either way regular files only, at most
+    `limit` bytes. Raises FileNotFoundError, PermissionError (leads out), safefs.NotRegularFile,
+    IsADirectoryError or safefs.FileTooLarge.
+    """
+    if rel.split("/", 1)[0] not in EXEC_WRITABLE:
+        return safefs.read_host_file(Path(agent_dir) / rel, limit)
+    try:
+        resolved = SandboxPaths(agent_dir).resolve("/" + rel)
+    except ToolError:
+        raise PermissionError(errno.EACCES, "leads out of the sandbox (a symlink)", rel) from None
+    try:
+        fd, info = safefs.open_regular(resolved.target)
+    except ToolError:
+        raise PermissionError(errno.EACCES, "a symlink appeared in its path", rel) from None
+    except safefs.NotRegularFile:  # worded as read_host_file words it, and naming the file as the person knows it
+        raise safefs.NotRegularFile(errno.EINVAL, "not a regular file", rel) from None
+    try:
+        if info.st_size > limit:
+            raise safefs.FileTooLarge(errno.EFBIG, f"larger than {limit} bytes", rel)
+        data = safefs.read_fd(fd, limit)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise safefs.FileTooLarge(errno.EFBIG, f"larger than {limit} bytes", rel)
+    return data

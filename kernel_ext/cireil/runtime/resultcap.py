@@ -5,6 +5,10 @@ later request of the session. Results over `limit` bytes (as JSON) are saved who
 directory, in cireil's own folder `.cireil/results/` (never the workspace: the agent cannot read or
 change it, and it is not synced as agent files), and the model gets the same result with long
 strings cut and a `resultTruncated` note saying how big it was and where it is kept.
+
+Rows written before results were capped (or by the original runtime) can still hold huge results:
+`cap_stored` cuts them the same way each time a request is built, with the same note naming the
+session history as where the whole result is; the stored row itself is never rewritten.
 """
 
 from __future__ import annotations
@@ -56,7 +60,10 @@ def _save(agent_dir: Path, tool: str, call_id: str, text: str) -> Path:
 
 def truncation_note(size: int, limit: int, saved: Path, cut_at: int | None = None) -> dict[str, Any]:
     """The `resultTruncated` note the model gets; `cut_at` when even the copy on disk stops short."""
-    shown = f"<agent dir>/{RESULTS_DIR}/{saved.name}"
+    return _note(size, limit, f"<agent dir>/{RESULTS_DIR}/{saved.name}", cut_at)
+
+
+def _note(size: int, limit: int, shown: str, cut_at: int | None = None) -> dict[str, Any]:
     kept = (
         f"The first {cut_at} bytes of it are kept for the person at {shown}"
         if cut_at is not None
@@ -74,23 +81,44 @@ def truncation_note(size: int, limit: int, saved: Path, cut_at: int | None = Non
     }
 
 
+def _cut(data: Any, text: str, limit: int, note: dict) -> dict:
+    """The largest cut of `data` (strings shortened, shape kept) that fits in `limit` with the note."""
+    budget = max(limit - _size(note) - 64, 0)
+    cap = limit
+    while cap >= 64:
+        cut = _shrink(data, cap)
+        # a result that is not an object (an old row's plain string or list) is wrapped to carry the note
+        candidate = dict(cut) if isinstance(data, dict) else {"result": cut}
+        if _size(candidate) <= budget:
+            candidate["resultTruncated"] = note
+            return candidate
+        cap //= 2
+    # structure, not text, is what is big (a list of a million numbers): a prefix of its JSON is all that fits
+    out: dict[str, Any] = {"preview": text[: max(budget // 2, 0)], "resultTruncated": note}
+    if isinstance(data, dict) and "success" in data:
+        out["success"] = data["success"]
+    return out
+
+
 def cap_result(data: dict, *, limit: int, agent_dir: Path, tool: str, call_id: str) -> dict:
     """`data` itself when it fits in `limit` bytes of JSON; else a cut copy with a note, the whole saved."""
     text = json.dumps(data, ensure_ascii=False, default=str)
     size = len(text.encode("utf-8", "replace"))
     if size <= limit:
         return data
-    note = truncation_note(size, limit, _save(agent_dir, tool, call_id, text))
-    budget = max(limit - _size(note) - 64, 0)
-    cap = limit
-    while cap >= 64:
-        cut = _shrink(data, cap)
-        if _size(cut) <= budget:
-            return {**cut, "resultTruncated": note} if isinstance(cut, dict) else {"resultTruncated": note}
-        cap //= 2
-    # structure, not text, is what is big (a list of a million numbers): a prefix of its JSON is all that fits
-    preview = text[: max(budget // 2, 0)]
-    out: dict[str, Any] = {"preview": preview, "resultTruncated": note}
-    if "success" in data:
-        out["success"] = data["success"]
-    return out
+    return _cut(data, text, limit, truncation_note(size, limit, _save(agent_dir, tool, call_id, text)))
+
+
+def cap_stored(output: Any, *, limit: int, message_id: str) -> Any:
+    """A tool result read back from the session history, cut like `cap_result` when over `limit`.
+
+    Nothing is saved: the whole result stays where it already is, in the session's stored history.
+    """
+    if output is None or isinstance(output, bool | int | float):
+        return output
+    text = json.dumps(output, ensure_ascii=False, default=str)
+    size = len(text.encode("utf-8", "replace"))
+    if size <= limit:
+        return output
+    shown = f"sessions.db (this session's history, message {str(message_id)[:80]})"
+    return _cut(output, text, limit, _note(size, limit, shown))

@@ -7,7 +7,14 @@ source) and walks the already-resolved relative path one component at a time wit
 `O_NOFOLLOW | O_DIRECTORY`. The resolved path has no symlinks left in it, so any symlink met on the
 walk was planted after the check, and the walk refuses it instead of following it. Files are opened
 `O_NONBLOCK | O_NOFOLLOW` and checked with fstat: a FIFO or device never blocks a tool, only regular
-files are read. Writes go to a temporary file created in the opened directory and renamed there.
+files are read.
+
+Writes never show a half-written file under a name the agent lists (list-dir, or `ls` in exec): the
+data goes to a temporary file in cireil's private folder `<agent>/.cireil/tmp` (outside every sandbox
+mount), which is then renamed into the opened directory (renameat between the two descriptors). Only
+when the target is on another filesystem (a mount) is the file made in the target directory itself:
+unnamed (O_TMPFILE) while it is written, given a temporary name only for the instant between linking
+it and renaming it over the target; a filesystem without O_TMPFILE gets a named temporary file.
 
 Temporary files carry a reserved name (TEMP_PREFIX): list-dir does not show them, the path model
 refuses them, and `sweep_stale` removes the ones an interrupted write left behind.
@@ -57,6 +64,7 @@ class Target:
     boundary: str
     rel: str  # no '..', no symlinks at resolve time; '' is the boundary itself
     sandbox: str  # for messages: never the host path
+    scratch: str = ""  # host path of cireil's private temp folder for writes; '' = none
 
     @property
     def parts(self) -> list[str]:
@@ -198,8 +206,92 @@ def _current_umask() -> int:
     return umask()
 
 
+SCRATCH_DIR = ".cireil/tmp"  # below the agent directory: never bound into the sandbox, never listed
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_scratch(path: str, near: int) -> int | None:
+    """A descriptor of the private temp folder when it is on the filesystem of `near`; else None."""
+    if not path:
+        return None
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:  # unwritable agent directory, a symlink put there: write beside the target instead
+        return None
+    if os.fstat(fd).st_dev != os.fstat(near).st_dev:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _fill(fd: int, data: bytes, keep: int) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        os.fchmod(fd, keep)
+    finally:
+        os.close(fd)
+
+
+def _place(src_dfd: int, tmp: str, dfd: int, name: str, exclusive: bool) -> None:
+    """Rename (or, exclusive, hard-link) the finished `tmp` in `src_dfd` to `name` in `dfd`."""
+    if exclusive:
+        os.link(tmp, name, src_dir_fd=src_dfd, dst_dir_fd=dfd, follow_symlinks=False)
+        os.unlink(tmp, dir_fd=src_dfd)
+    else:
+        os.replace(tmp, name, src_dir_fd=src_dfd, dst_dir_fd=dfd)
+
+
+def _write_named(src_dfd: int, dfd: int, name: str, data: bytes, keep: int, exclusive: bool) -> None:
+    tmp = temp_name()
+    fd = os.open(tmp, _NEW_FILE, 0o600, dir_fd=src_dfd)
+    try:
+        _fill(fd, data, keep)
+        _place(src_dfd, tmp, dfd, name, exclusive)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=src_dfd)
+        raise
+
+
+def _write_unnamed(dfd: int, name: str, data: bytes, keep: int, exclusive: bool) -> bool:
+    """Write into an O_TMPFILE file of the directory and link it in; False when that cannot be done here."""
+    try:
+        fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):  # no O_TMPFILE on this filesystem
+            return False
+        raise
+    proc = f"/proc/self/fd/{fd}"
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        os.fchmod(fd, keep)
+        if not os.path.isdir("/proc/self/fd"):  # no /proc to link an unnamed file through
+            return False
+        if exclusive:  # linkat refuses an existing name: no temporary name at all
+            os.link(proc, name, dst_dir_fd=dfd, follow_symlinks=True)
+            return True
+        tmp = temp_name()  # linkat cannot replace: a name for the instant between link and rename
+        os.link(proc, tmp, dst_dir_fd=dfd, follow_symlinks=True)
+        try:
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+        return True
+    finally:
+        os.close(fd)
+
+
 def write_atomic(target: Target, data: bytes, *, mode: int | None = None, exclusive: bool = False) -> None:
-    """Write through a temporary file in the (created) parent directory, then rename it over the name.
+    """Write a whole new file, then rename it over the name (see the module docstring for where it is made).
 
     An existing file keeps its permission bits; a new one gets `mode`, or 0666 minus the umask.
     `exclusive` refuses to replace anything already there (FileExistsError).
@@ -220,26 +312,18 @@ def write_atomic(target: Target, data: bytes, *, mode: int | None = None, exclus
         keep = stat.S_IMODE(existing.st_mode) if existing is not None else None
         if keep is None:
             keep = mode if mode is not None else 0o666 & ~_current_umask()
-        tmp = temp_name()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
-        try:
+        scratch = _open_scratch(target.scratch, dfd)
+        if scratch is not None:
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-                os.fchmod(fd, keep)
+                _write_named(scratch, dfd, name, data, keep, exclusive)
+                return
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:  # same device, another mount (a bind): write beside it instead
+                    raise
             finally:
-                os.close(fd)
-            if exclusive:
-                os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-                os.unlink(tmp, dir_fd=dfd)
-            else:
-                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
+                os.close(scratch)
+        if not _write_unnamed(dfd, name, data, keep, exclusive):
+            _write_named(dfd, dfd, name, data, keep, exclusive)
     finally:
         os.close(dfd)
 
@@ -293,36 +377,35 @@ def _stale(name: str, info: os.stat_result, now: float) -> bool:
 def sweep_stale(directories: list[str], *, max_entries: int = 200_000) -> list[str]:
     """Remove temporary files an interrupted write left under `directories` (never following symlinks).
 
-    Returns the removed paths. The walk visits at most `max_entries` entries, so a huge tree cannot
-    hold the caller up for long.
+    Returns the removed paths. The walk goes by directory descriptors (os.fwalk) and unlinks relative
+    to them: a directory a command swaps for a symlink mid-walk cannot turn the unlink of a name in it
+    into the unlink of a file of the same name outside. It visits at most `max_entries` entries, so a
+    huge tree cannot hold the caller up for long.
     """
     import time
 
     now = time.time()
     removed: list[str] = []
     seen = 0
-    stack = [d for d in directories if os.path.isdir(d) and not os.path.islink(d)]
-    while stack and seen < max_entries:
-        directory = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = list(it)
-        except OSError:
+    for top in directories:
+        if not os.path.isdir(top) or os.path.islink(top):
             continue
-        for entry in entries:
-            seen += 1
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                elif (
-                    is_temp_name(entry.name)
-                    and entry.is_file(follow_symlinks=False)
-                    and _stale(entry.name, entry.stat(follow_symlinks=False), now)
-                ):
-                    os.unlink(entry.path)
-                    removed.append(entry.path)
-            except OSError:
-                continue
+        for root, dirs, files, rootfd in os.fwalk(top, follow_symlinks=False):
+            seen += len(dirs) + len(files)
+            for name in files:
+                if not is_temp_name(name):
+                    continue
+                try:
+                    info = os.stat(name, dir_fd=rootfd, follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode) and _stale(name, info, now):
+                        os.unlink(name, dir_fd=rootfd)
+                        removed.append(os.path.join(root, name))
+                except OSError:
+                    continue
+            if seen >= max_entries:
+                break
+        if seen >= max_entries:
+            break
     return removed
 
 

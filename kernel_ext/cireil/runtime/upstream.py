@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+from . import safefs
 from .errors import ConfigIssue
 from .layout import AgentLayout
 
@@ -88,7 +89,7 @@ def _migrations_warnings(root: Path) -> list[ConfigIssue]:
     path = root / MIGRATIONS_FILE
     fix = "`cireilclaw migrate` applies them (back up every engine.toml first)"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(safefs.read_host_file(path).decode("utf-8"))  # a FIFO: an error, never a hang
     except FileNotFoundError:
         return [
             _root_issue(
@@ -184,7 +185,8 @@ def _tools_warnings(agent: Path) -> list[ConfigIssue]:
     from .config.tomlsource import TomlSource, TomlSyntaxError
 
     try:
-        source = TomlSource.parse("config/tools.toml", (agent / "config" / "tools.toml").read_text(encoding="utf-8"))
+        text = safefs.read_host_file(agent / "config" / "tools.toml").decode("utf-8")
+        source = TomlSource.parse("config/tools.toml", text)
     except (OSError, UnicodeDecodeError, TomlSyntaxError):
         return []  # cireil's own check reports it as an error
     out = [

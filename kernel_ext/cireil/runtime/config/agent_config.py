@@ -123,10 +123,13 @@ def _content_warnings(layout: AgentLayout, *, skills: bool) -> list[ConfigIssue]
             out.append(ConfigIssue(rel, 1, f"invalid frontmatter: {exc}", severity="warning"))
     skills_dir = d / "skills"
     if skills and skills_dir.is_dir():
+        from ..paths import read_agent_file
+
         for skill_file in sorted(skills_dir.glob("*/SKILL.md")):
             rel = skill_file.relative_to(d).as_posix()
             try:
-                frontmatter.parse(safefs.read_host_file(skill_file).decode("utf-8"), frontmatter.SKILL)
+                # writable from exec: a symlink planted there must not lead out
+                frontmatter.parse(read_agent_file(d, rel).decode("utf-8"), frontmatter.SKILL)
             except (frontmatter.FrontmatterError, UnicodeDecodeError, OSError) as exc:
                 out.append(ConfigIssue(rel, 1, f"invalid frontmatter, skill omitted: {exc}", severity="warning"))
     return out

@@ -104,11 +104,13 @@ def assemble(
     conditions: Conditions | None = None,
     rule_context: RuleContext | None = None,
     path_effects: Mapping[str, str] | None = None,
+    result_limit: int | None = None,
 ) -> Assembled:
     """One model call's messages. With `close_missing` (a real call) vanished files are closed and a prune
     warning is recorded in session.meta; without it (a preview) the session is left exactly as it was.
 
     `tz="config"` reads the runtime root's config/system.toml; pass a tzinfo (or None for local) to override.
+    `result_limit` (the agent's) cuts stored tool results bigger than it, as new ones are cut.
     """
     model: ModelSettings = model_cfg or _Defaults()
     cache = _cache(token_cache)
@@ -139,6 +141,7 @@ def assemble(
         drop_transient=turn_ended,
         cache=cache,
         path_effects=path_effects,
+        result_limit=result_limit,
     )
     estimate = fixed + shaped.tokens
     usage = context_usage(estimate, model.context_window, model.context_budget, model.context_hard_budget)

@@ -206,6 +206,7 @@ class Engine:
             token_cache=self._token_cache,
             close_missing=close_missing,
             path_effects=path_effects(tools.values()),
+            result_limit=host.result_limit,  # rows stored before results were cut are cut for the model too
         )
         if close_missing:  # a real model call: pruning moved the cursor (a preview changes nothing)
             session.cursor = assembled.cursor

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..resultcap import cap_stored
+
 MESSAGE_TOKENS = 4
 MEDIA_TOKENS = 200
 DEFAULT_MAX_TURNS = 30
@@ -45,6 +47,10 @@ class TokenCache:
     def __init__(self) -> None:
         self._current: dict[int, tuple[Any, int]] = {}
         self._previous: dict[int, tuple[Any, int]] = {}
+        # stored tool-result message -> (it, the limit, what is sent instead): an old row's huge result is
+        # serialised and cut once, not on every model call
+        self._capped: dict[int, tuple[dict, int, dict]] = {}
+        self._capped_previous: dict[int, tuple[dict, int, dict]] = {}
 
     def __len__(self) -> int:
         return len(self._current) + len(self._previous)
@@ -73,10 +79,23 @@ class TokenCache:
         found = self._get(message)
         return found if found is not None else self._put(message, _estimate_message(message, self))
 
+    def capped(self, message: dict, limit: int) -> dict:
+        """The tool-result message as sent: `message` itself, or a copy whose output is cut to `limit`."""
+        key = id(message)
+        entry = self._capped.get(key) or self._capped_previous.pop(key, None)
+        if entry is None or entry[0] is not message or entry[1] != limit:
+            output = message.get("output")
+            cut = cap_stored(output, limit=limit, message_id=str(message.get("id", "")))
+            entry = (message, limit, message if cut is output else {**message, "output": cut})
+        self._capped[key] = entry
+        return entry[2]
+
     def sweep(self) -> None:
         """Forget what the last call did not use; call once per model call."""
         self._previous = self._current
         self._current = {}
+        self._capped_previous = self._capped
+        self._capped = {}
 
 
 def _estimate_message(message: dict, cache: TokenCache) -> int:
@@ -335,14 +354,21 @@ def shape_history(
     drop_transient: bool = False,
     cache: TokenCache | None = None,
     path_effects: Mapping[str, str] | None = None,
+    result_limit: int | None = None,
 ) -> ShapedHistory:
     """Visible history from `cursor`, shaped and pruned. `fixed_tokens` is everything else sent with it
     (system prompt, opened files) so that pruning budgets the whole request. `path_effects` (tool name ->
-    "reads" | "changes", as `registry.path_effects` gives; default: the built-ins') finds stale reads."""
+    "reads" | "changes", as `registry.path_effects` gives; default: the built-ins') finds stale reads.
+    `result_limit` cuts stored tool results over that many bytes of JSON (rows from before results were
+    capped), as new results are cut when they are made."""
     cache = TokenCache() if cache is None else cache
     cursor = max(0, min(cursor, len(history)))
     removed: dict[str, int] = {}
     items = _visible(history, cursor, list(summaries))
+    if result_limit is not None:
+        for item in items:
+            if item.msg.get("role") == "toolResponse":
+                item.msg = cache.capped(item.msg, result_limit)
     if drop_transient:  # the turn loop drops these itself when a turn ends; this is for callers after that point
         items = [item for item in items if item.msg.get("persistent", True)]
     items = _remove_orphans(items, removed)

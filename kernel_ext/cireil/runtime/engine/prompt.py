@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .. import frontmatter, safefs
 from ..errors import CireilError, ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES, AgentLayout
+from ..paths import read_agent_file
 from ..session_state import Session
 from .timefmt import current_date_line
 
@@ -65,7 +66,7 @@ def _block_lines(label: str, description: str, body: str, file_path: str, condit
     ]
 
 
-def _skill_fields(path: Path) -> dict | str:
+def _skill_fields(directory: Path, path: Path) -> dict | str:
     """The frontmatter fields, or why the skill is left out."""
     try:
         info = path.stat()
@@ -76,7 +77,8 @@ def _skill_fields(path: Path) -> dict | str:
     if cached is not None and cached[:2] == (info.st_mtime_ns, info.st_size):
         return cached[2]
     try:
-        text = safefs.read_host_file(path).decode("utf-8")  # skills are writable from exec: maybe a FIFO
+        # skills are writable from exec: maybe a FIFO, or a symlink to a host file
+        text = read_agent_file(directory, path.relative_to(directory).as_posix()).decode("utf-8")
         result: dict | str = frontmatter.parse(text, frontmatter.SKILL)
     except (frontmatter.FrontmatterError, OSError, UnicodeDecodeError) as exc:
         result = f"invalid frontmatter: {exc}"
@@ -93,7 +95,7 @@ def _skill_lines(directory: Path, prompt: SystemPrompt) -> list[str]:
         skill_file = entry / "SKILL.md"
         if not skill_file.is_file():
             continue
-        fields = _skill_fields(skill_file)
+        fields = _skill_fields(directory, skill_file)
         if isinstance(fields, str):
             prompt.warnings.append(f"skills/{entry.name}/SKILL.md: {fields}; skill omitted")
             continue

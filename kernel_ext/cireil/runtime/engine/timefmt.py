@@ -36,7 +36,13 @@ def load_timezone(runtime_root: Path | None) -> tzinfo | None:
     cached = _zone_cache.get(key)
     if cached is not None and cached[:2] == (info.st_mtime_ns, info.st_size):
         return cached[2]
-    zone = parse_system_toml(key, path.read_bytes())
+    from .. import safefs
+
+    try:
+        raw = safefs.read_host_file(path)  # a FIFO must not hang every turn
+    except OSError as exc:
+        raise ConfigError([ConfigIssue(key, None, f"cannot be read: {exc.strerror or exc}")]) from None
+    zone = parse_system_toml(key, raw)
     _zone_cache[key] = (info.st_mtime_ns, info.st_size, zone)
     return zone
 

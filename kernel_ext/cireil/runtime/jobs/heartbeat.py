@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..config.tomlsource import TomlSyntaxError, read_toml
+from ..paths import read_agent_file
 
 HEARTBEAT_FILE = "config/heartbeat.toml"
 TASKS_FILE = "tasks/HEARTBEAT.md"
@@ -102,6 +103,7 @@ def load_heartbeat(directory: Path) -> tuple[Heartbeat | None, list[str]]:
 
 def tasks_text(directory: Path) -> str:
     try:
-        return (directory / TASKS_FILE).read_text(encoding="utf-8").strip()
+        # /tasks is writable from exec: a symlink to a host file must not become the heartbeat's prompt
+        return read_agent_file(directory, TASKS_FILE).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return ""

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import messages as msgs
+from .. import safefs
 from ..loop import RUNTIME
 from ..session_state import Session
 from .config import CRON_FILE, Job, load_jobs
@@ -70,9 +71,13 @@ class JobRunner:
         out: list[bytes | None] = []
         for rel in (CRON_FILE, HEARTBEAT_FILE):
             try:
-                data = (self.engine.host.directory / rel).read_bytes()
-            except OSError:
+                # this runs on the runtime loop: a FIFO put there must not block every call of the agent
+                data = safefs.read_host_file(self.engine.host.directory / rel)
+            except FileNotFoundError:
                 out.append(None)
+                continue
+            except OSError as exc:  # a directory, FIFO, huge file: load_jobs reports it; re-read when it changes
+                out.append(f"unreadable: {exc}".encode())
                 continue
             out.append(hashlib.blake2b(data, digest_size=16).digest())
         return out[0], out[1]

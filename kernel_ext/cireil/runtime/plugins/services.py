@@ -24,6 +24,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import safefs
 from ..errors import ToolError
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def settings(ctx: ToolContext, name: str, *, scope: str = "agent") -> dict[str, 
     if base is None:
         return None  # an agent outside a runtime root has no global settings
     try:
-        text = (base / "config" / "plugins" / f"{name}.toml").read_text(encoding="utf-8")
+        text = safefs.read_host_file(base / "config" / "plugins" / f"{name}.toml").decode("utf-8")
     except FileNotFoundError:
         return None
     return tomllib.loads(text)

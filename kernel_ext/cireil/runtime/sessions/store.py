@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import now_iso
+from ..pictures import Unreadable, stored_image
+from ..safefs import read_host_file
 from ..session_state import Session, platform_of
 from . import history_json as hj
 from . import upstream_schema as us
@@ -215,9 +217,9 @@ class SessionStore(SideIndex):
     def _load_image(self, ref: str, media_type: str) -> bytes | None:
         if not re.fullmatch(r"[0-9a-zA-Z]+", ref):
             return None
-        try:
-            return (self.images_dir / f"{ref}{hj.ext_for(media_type)}").read_bytes()
-        except OSError:
+        try:  # inside images/ only, no symlink, a regular file, size-capped: a row may name anything there
+            return stored_image(self.images_dir, f"{ref}{hj.ext_for(media_type)}")
+        except Unreadable:
             return None
 
     @staticmethod
@@ -393,7 +395,7 @@ class SessionStore(SideIndex):
         found: dict[str, str] = {}
         config = self.agent_dir / "config"
         try:
-            cron = tomllib.loads((config / "cron.toml").read_text(encoding="utf-8"))
+            cron = tomllib.loads(read_host_file(config / "cron.toml").decode("utf-8"))  # a FIFO: no hang
         except (OSError, ValueError, RecursionError):
             cron = {}
         jobs = cron.get("jobs") if isinstance(cron.get("jobs"), list) else []
@@ -401,7 +403,7 @@ class SessionStore(SideIndex):
             if isinstance(job, dict) and job.get("execution") == "main" and isinstance(job.get("target"), str):
                 found.setdefault(job["target"], f"the cron job {job.get('id')!r} (config/cron.toml)")
         try:
-            heartbeat = tomllib.loads((config / "heartbeat.toml").read_text(encoding="utf-8"))
+            heartbeat = tomllib.loads(read_host_file(config / "heartbeat.toml").decode("utf-8"))  # a FIFO: no hang
         except (OSError, ValueError, RecursionError):
             heartbeat = {}
         if heartbeat.get("enabled") is True and isinstance(heartbeat.get("target"), str):

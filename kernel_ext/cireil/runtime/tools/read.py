@@ -6,11 +6,18 @@ import asyncio
 
 from ..errors import ToolError
 from ..imaging import SENDABLE, sendable
-from ..media import media_kind, queue_media
+from ..media import MEDIA_READ_LIMIT, media_kind, media_too_big, queue_media
 from ..params import Boolean, Params, String
 from ..sniff import SNIFF_BYTES, binary_kind, inspect_hint
 from ..textfile import READ_LIMIT, decode, stat_path, too_big
 from ..tool import Tool, ToolContext
+
+
+def _media_too_big(path: str, size: int, kind: str) -> ToolError:
+    return ToolError(
+        media_too_big(path, size, kind),
+        hint="Make a smaller copy (for example with exec: a lower resolution, a shorter clip), then read that.",
+    )
 
 
 def refuse_binary(path: str, size: int, data: bytes) -> None:
@@ -35,7 +42,11 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         raise ToolError(f"'{path}' is not a regular file.", hint="Only regular files can be read.")
     kind = media_kind(found.resolved.sandbox)
     if kind is not None:
-        media_type, data = kind[1], found.read_bytes()
+        if found.size > MEDIA_READ_LIMIT:  # before reading: never loaded
+            raise _media_too_big(path, found.size, kind[0])
+        media_type, data = kind[1], found.read_bytes(MEDIA_READ_LIMIT)
+        if len(data) > MEDIA_READ_LIMIT:  # grew between stat and read
+            raise _media_too_big(path, len(data), kind[0])
         sent_type = media_type
         if kind[0] == "image" and media_type not in SENDABLE:  # AVIF, HEIC, BMP, TIFF: sent as WebP
             data, sent_type = await asyncio.to_thread(sendable, data, media_type, f"'{path}'")
