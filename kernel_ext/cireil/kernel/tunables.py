@@ -22,7 +22,7 @@ from traitlets.config import Configurable
 TARGETS: dict[str, tuple[str, ...]] = {
     "refresh_interval": ("cireil.kernel.live:INTERVAL_S",),
     "inline_media_limit": ("cireil.render.media:INLINE_LIMIT", "cireil.render.mcp:INLINE_LIMIT"),
-    "chat_image_limit": ("cireil.render.chat:_INLINE_IMAGE_LIMIT",),
+    "chat_image_limit": ("cireil.render.chat:INLINE_IMAGE_LIMIT",),
     "plain_limit": ("cireil.render.safe:PLAIN_LIMIT",),
     "html_limit": ("cireil.render.safe:HTML_LIMIT",),
     "highlight_limit": ("cireil.render.source:HIGHLIGHT_LIMIT",),
