@@ -426,11 +426,14 @@ def block_file_warnings(agent_dir: Path, conditions: Conditions) -> list[ConfigI
 
 
 # -- exec ----------------------------------------------------------------------------------------------
-def exec_overlay(access: PathAccess, locate: Any) -> list[str]:
+def exec_overlay(access: PathAccess, locate: Any, bind: Any) -> list[str]:
     """bwrap arguments that make the sandbox agree with the file tools: each denied area an empty tmpfs
     (a denied file: /dev/null), each allowed area below a hidden one bound back. `locate` maps a sandbox
-    path to a paths.ResolvedPath without the access check. Areas that do not exist are left alone: there
-    is nothing in them to hide (exec can create one, but a file tool still cannot read it here).
+    path to a paths.ResolvedPath without the access check; `bind(host realpath, sandbox path, read_only=)`
+    gives the arguments binding it back (exec/bindfds.py: through a descriptor, as a command may swap
+    a folder on the way for a symlink between this check and bwrap starting). Areas that do not exist
+    are left alone: there is nothing in them to hide (exec can create one, but a file tool still cannot
+    read it here).
     """
     import os
 
@@ -453,5 +456,5 @@ def exec_overlay(access: PathAccess, locate: Any) -> list[str]:
         if denied:
             args += ["--tmpfs", path] if os.path.isdir(host) else ["--ro-bind", "/dev/null", path]
         else:
-            args += ["--ro-bind" if resolved.read_only else "--bind", host, path]
+            args += bind(host, path, read_only=resolved.read_only)
     return args
