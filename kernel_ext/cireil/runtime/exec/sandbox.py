@@ -286,7 +286,16 @@ def bwrap_path() -> str | None:
 
 
 def bwrap_problem() -> str | None:
-    return _probe(bwrap_path())
+    bwrap = bwrap_path()
+    problem = _probe(bwrap)
+    if problem is None and bwrap is not None and "--bind-fd" not in _bwrap_options(bwrap):
+        # binding by host path instead would let a command redirect a bind (see bindfds.py): refused
+        return (
+            f"this bubblewrap ({bwrap}) has no --bind-fd option (it came in 0.8), and binding the agent's folders "
+            "by host path would let a command swap one for a symlink to anywhere on this machine just before "
+            "the sandbox starts. Install bubblewrap 0.8 or newer"
+        )
+    return problem
 
 
 def reset_probe() -> None:
@@ -304,15 +313,6 @@ def _hostname(slug: str) -> str:
 
 
 Overlay = Callable[[BindFds], list[str]]
-
-
-def _no_bind_fd(bwrap: str) -> ToolError:
-    return ToolError(
-        f"exec cannot run: this bubblewrap ({bwrap}) has no --bind-fd option, and binding the agent's folders "
-        "by host path would let a command swap one for a symlink to anywhere on this machine just before "
-        "the sandbox starts.",
-        hint="Install bubblewrap 0.8 or newer.",
-    )
 
 
 def bwrap_launch(
@@ -338,8 +338,6 @@ def bwrap_launch(
     binary = locate(command)
     bwrap = bwrap_path()
     assert bwrap is not None  # bwrap_problem() said it is there
-    if "--bind-fd" not in _bwrap_options(bwrap):
-        raise _no_bind_fd(bwrap)
     binds = BindFds()
     try:
         argv = _bwrap_argv(bwrap, agent_dir, slug, sandbox, binds, overlay)
