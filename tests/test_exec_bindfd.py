@@ -221,16 +221,16 @@ def test_a_root_swapped_for_a_symlink_after_the_check_is_refused(tmp_path, monke
     agent_dir = exec_agent(tmp_path, name="swapped")
     outside = tmp_path / "outside"
     outside.mkdir()
-    real_realpath = os.path.realpath
+    checked = sandbox.SandboxPaths.root_host
 
-    def swapping_realpath(p, *a, **k):
-        answer = real_realpath(p, *a, **k)
-        if str(p).endswith("/memories") and not os.path.islink(agent_dir / "memories"):
+    def check_then_swap(self, root):
+        answer = checked(self, root)  # the check sees the real directory...
+        if root == "memories":  # ...then a command swaps it for a symlink to the outside
             os.rename(agent_dir / "memories", tmp_path / "memories.away")
             os.symlink(outside, agent_dir / "memories")
         return answer
 
-    monkeypatch.setattr(sandbox.os.path, "realpath", swapping_realpath)
+    monkeypatch.setattr(sandbox.SandboxPaths, "root_host", check_then_swap)
     from cireil.runtime.config.sandbox_config import SandboxConfig
     from cireil.runtime.errors import ToolError
 
@@ -272,5 +272,34 @@ def test_a_missing_mount_source_is_a_clear_error(tmp_path):
         data = sh(agent, "echo ran")
         assert data["success"] is False and "/workspace/data" in data["error"], data
         assert str(tmp_path) not in data["error"]
+    finally:
+        agent.close()
+
+
+def test_a_mount_source_redirected_by_a_command_is_refused_by_exec_and_the_file_tools(tmp_path):
+    """`data` (read-only) lies inside `proj` (read-write): a command swaps it for a symlink to a host folder."""
+    (tmp_path / "proj" / "data").mkdir(parents=True)
+    (tmp_path / "proj" / "data" / "s.txt").write_text("inside data\n")
+    (tmp_path / "hostdir").mkdir()
+    (tmp_path / "hostdir" / "s.txt").write_text(SECRET + "\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "proj")  # the person's own symlink: followed as before
+    mounts = (
+        f'[[mounts]]\nsource = "{tmp_path}/linked"\ntarget = "proj"\nmode = "rw"\n'
+        f'[[mounts]]\nsource = "{tmp_path}/proj/data"\ntarget = "data"\nmode = "ro"\n'
+    )
+    path = exec_agent(tmp_path, mounts=mounts, name="nested")
+    tools = path / "config" / "tools.toml"
+    tools.write_text("read = true\n" + tools.read_text())
+    agent = cireil.load(path)
+    try:
+        assert sh(agent, "cat /workspace/data/s.txt")["stdout"] == "inside data\n"
+        assert agent.call("read", path="/workspace/proj/data/s.txt").data["success"]
+        swap = f"mv /workspace/proj/data /workspace/proj/old && ln -s {tmp_path}/hostdir /workspace/proj/data"
+        assert sh(agent, swap)["exitCode"] == 0
+        data = sh(agent, "cat /workspace/data/s.txt")
+        assert data["success"] is False and "symlink inside the sandbox" in data["error"], data
+        read = agent.call("read", path="/workspace/data/s.txt").data
+        assert read["success"] is False and SECRET not in repr(read), read
+        assert str(tmp_path) not in data["error"] + read["error"]
     finally:
         agent.close()

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..config.sandbox_config import SandboxConfig
 from ..errors import ToolError
+from ..paths import SandboxPaths
 from .bindfds import BindFds
 
 SANDBOX_PATH = "/usr/bin:/bin:/usr/local/bin"
@@ -362,11 +363,11 @@ def _bwrap_argv(
     argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"]
     argv += ["--hostname", _hostname(slug)]
     argv += _hardening(bwrap)
-    root = Path(os.path.realpath(agent_dir))
+    paths = SandboxPaths(Path(os.path.realpath(agent_dir)), sandbox.mounts)
     for name in ROOT_BINDS:
-        # the realpath as the file tools take it (a root may be the person's symlink), then opened without
-        # following anything: a root a command swapped since is refused
-        real = os.path.realpath(root / name)
+        # where the file tools take the root to be (a person's symlink followed, none a command could have
+        # made), then opened without following anything: a root swapped since the check is refused
+        real = paths.root_host(name)
         argv += binds.bind(real, f"/{name}") if os.path.isdir(real) else ["--dir", f"/{name}"]
     argv += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", *_dev_binds()]
     if sandbox.usb and os.path.exists("/dev/bus/usb"):
@@ -375,7 +376,7 @@ def _bwrap_argv(
         argv += ["--dev-bind", "/dev", "/dev"]
     for mount in sandbox.mounts:
         dest = f"/workspace/{mount.target}"
-        argv += binds.bind(os.path.realpath(mount.source), dest, read_only=mount.read_only)
+        argv += binds.bind(paths.mount_host(mount), dest, read_only=mount.read_only)
     if overlay is not None:
         argv += overlay(binds)
     for path in _existing((*_HOST_FILES, *_SYSTEM_DIRS, *_SYSTEM_FILES)):
