@@ -100,7 +100,8 @@ def _conditions_overlay(ctx: ToolContext) -> Overlay | None:
     if not isinstance(access, PathAccess):
         return None
     unguarded = SandboxPaths(ctx.paths.agent_dir, ctx.paths.mounts)
-    return lambda binds: exec_overlay(access, unguarded.resolve, binds.bind)
+    mounted = [f"/workspace/{m.target}" for m in ctx.paths.mounts]
+    return lambda binds: exec_overlay(access, unguarded.resolve, binds.bind, mounted)
 
 
 async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
