@@ -72,9 +72,11 @@ def overhead(agent_dir: Path, runs: int) -> None:
     found = medians_ms(
         {
             "bare": lambda: subprocess.run(["true"], check=True),
-            "unlimited": lambda: subprocess.run(unlimited.argv, env={}, check=True),
-            "bwrap": lambda: subprocess.run(launch.argv, env={}, check=True),
-            "captured": lambda: subprocess.run(launch.argv, env={}, capture_output=True, start_new_session=True),
+            "unlimited": lambda: subprocess.run(unlimited.argv, env={}, check=True, pass_fds=unlimited.fds),
+            "bwrap": lambda: subprocess.run(launch.argv, env={}, check=True, pass_fds=launch.fds),
+            "captured": lambda: subprocess.run(
+                launch.argv, env={}, capture_output=True, start_new_session=True, pass_fds=launch.fds
+            ),
             "tool": lambda: agent.call("exec", command="true"),
         },
         runs,
@@ -86,6 +88,8 @@ def overhead(agent_dir: Path, runs: int) -> None:
     print(f"    bare bwrap ... true            {bwrap:7.2f} ms   (with the process limit)")
     print(f"    same, output captured          {captured:7.2f} ms   (pipes + own session, as any capture needs)")
     print(f"    tool exec true                 {tool:7.2f} ms   = {tool / bwrap:.2f}x bare bwrap (target <= 1.3x)")
+    launch.close()
+    unlimited.close()
     agent.close()
 
 

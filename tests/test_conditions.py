@@ -542,3 +542,37 @@ def test_exec_hides_a_denied_file_and_a_denied_root(tmp_path):
         assert out["stdout"] == "hello\n" and denied(agent.call("list-dir", path="/memories"))
     finally:
         agent.close()
+
+
+def test_exec_cannot_rename_a_hidden_area_out_from_under_its_rule(agent):
+    """`/shared/` is allowed in the guild, `/shared/nsfw/` is not: renaming `shared` (or anything between it
+    and the hidden area) would show nsfw under a name no rule denies."""
+    agent.act_as(IN_GUILD)
+    out = sh(agent, "mv /workspace/shared /workspace/s2; echo mv=$?; ls /workspace; cat /workspace/s2/nsfw/x.md")
+    assert "mv=0" not in out["stdout"] and "nsfw text" not in out["stdout"], out
+    assert "shared secret plan" in sh(agent, "cat /workspace/shared/plan.md")["stdout"]  # still usable as before
+    sh(agent, "echo more > /workspace/shared/more.txt")
+    assert (agent.directory / "workspace" / "shared" / "more.txt").read_text() == "more\n"
+    read = agent.call("read", path="/workspace/s2/nsfw/x.md").data
+    assert read["success"] is False and "nsfw text" not in repr(read)
+
+
+def test_pinning_never_covers_a_sandbox_toml_mount(tmp_path):
+    text = '[workspace."/data/secret/"]\naction = "deny"\nwhen = "!tui"\n'
+    path = conditions_agent(tmp_path, text)
+    source = tmp_path / "rw-src"
+    source.mkdir()
+    sandbox_toml = path / "config" / "sandbox.toml"
+    sandbox_toml.write_text(
+        sandbox_toml.read_text() + f'[[mounts]]\nsource = "{source}"\ntarget = "data/rw"\nmode = "rw"\n'
+    )
+    (path / "workspace" / "data" / "secret").mkdir(parents=True)
+    (path / "workspace" / "data" / "secret" / "s.txt").write_text("data secret\n")
+    (path / "workspace" / "data" / "deep" / "er").mkdir(parents=True)
+    agent = cireil.load(path)
+    try:
+        out = sh(agent, "echo via-mount > /workspace/data/rw/m.txt; cat /workspace/data/secret/s.txt; echo END")
+        assert "data secret" not in out["stdout"] and "END" in out["stdout"], out
+        assert (source / "m.txt").read_text() == "via-mount\n"
+    finally:
+        agent.close()

@@ -227,6 +227,7 @@ def test_the_sandbox_and_path_tests_also_hold_as_an_unprivileged_user():
         "test_path_races.py",
         "test_config_files.py",
         "test_exec_sandbox.py",
+        "test_exec_bindfd.py",
         # as root, backend "none" gets a pid namespace that ends every child; only here does the test see the
         # runner's own group kill and bounded drain at work
         "test_exec_tool.py::test_a_background_child_holding_the_pipes_does_not_stall_the_call",

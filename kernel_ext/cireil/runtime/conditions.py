@@ -426,15 +426,26 @@ def block_file_warnings(agent_dir: Path, conditions: Conditions) -> list[ConfigI
 
 
 # -- exec ----------------------------------------------------------------------------------------------
-def exec_overlay(access: PathAccess, locate: Any) -> list[str]:
+def exec_overlay(access: PathAccess, locate: Any, bind: Any, mounted: Iterable[str] = ()) -> list[str]:
     """bwrap arguments that make the sandbox agree with the file tools: each denied area an empty tmpfs
     (a denied file: /dev/null), each allowed area below a hidden one bound back. `locate` maps a sandbox
-    path to a paths.ResolvedPath without the access check. Areas that do not exist are left alone: there
-    is nothing in them to hide (exec can create one, but a file tool still cannot read it here).
+    path to a paths.ResolvedPath without the access check; `bind(host realpath, sandbox path, read_only=)`
+    gives the arguments binding it back (exec/bindfds.py: through a descriptor, as a command may swap
+    a folder on the way for a symlink between this check and bwrap starting). Areas that do not exist
+    are left alone: there is nothing in them to hide (exec can create one, but a file tool still cannot
+    read it here).
+
+    The folders between a hidden area and the mount above it are bound onto themselves (see _pin): a
+    command could otherwise rename one (`mv /workspace/shared /workspace/s2`) and find the area under
+    a name no rule denies, in this call's sandbox and for every later call and file tool. `mounted`:
+    the sandbox paths sandbox.toml mounts on (bound before the overlay, so never covered by a pin).
     """
     import os
 
+    from .paths import EXEC_WRITABLE
+
     visible: dict[str, bool] = {}
+    pinned = {f"/{root}" for root in EXEC_WRITABLE} | set(mounted)  # mount points: cannot be renamed
     args: list[str] = []
     for path, denied in access.conditions.denied_areas(access.context):
         above = [p for p in visible if path.startswith(p + "/")]
@@ -451,7 +462,43 @@ def exec_overlay(access: PathAccess, locate: Any) -> list[str]:
             visible[path] = parent_visible
             continue
         if denied:
+            args += _pin(path, pinned, locate, bind)
             args += ["--tmpfs", path] if os.path.isdir(host) else ["--ro-bind", "/dev/null", path]
         else:
-            args += ["--ro-bind" if resolved.read_only else "--bind", host, path]
+            args += bind(host, path, read_only=resolved.read_only)
+        pinned.add(path)
+    return args
+
+
+def _pin(path: str, pinned: set[str], locate: Any, bind: Any) -> list[str]:
+    """Bind each folder between the deepest mount point above `path` and `path` onto itself, so that
+    none of them can be renamed in the sandbox (rename refuses a mount point: EBUSY).
+
+    Only the folders below that mount point: above it may lie a hidden area's tmpfs, whose folders
+    must not be replaced by the host's. A folder with a mount point below it is not pinned either (the
+    pin would cover that mount); such a folder can still be renamed. A folder that cannot be pinned is
+    still marked, so that no later pin is bound over a hide made below it meanwhile.
+    """
+    import os
+
+    if not any(path.startswith(p + "/") for p in pinned):
+        return []  # not below a root exec mounts (/blocks): nothing of it is in the sandbox to move
+    anchor = max((p for p in pinned if path.startswith(p + "/")), key=len)
+    parts = path[len(anchor) :].strip("/").split("/")[:-1]
+    args: list[str] = []
+    folder = anchor
+    for name in parts:
+        folder = f"{folder}/{name}"
+        if any(p.startswith(folder + "/") for p in pinned):
+            continue
+        pinned.add(folder)
+        try:
+            resolved = locate(folder)
+        except ToolError:
+            break
+        if resolved.mount is not None and folder == f"/workspace/{resolved.mount.target}":
+            continue  # a sandbox.toml mount: a mount point already
+        if not os.path.isdir(resolved.host):
+            break
+        args += bind(str(resolved.host), folder, read_only=resolved.read_only)
     return args

@@ -20,6 +20,7 @@ from pathlib import Path
 from . import safefs
 from .config.sandbox_config import Mount
 from .errors import ToolError
+from .hostpaths import PlantedLink, trusted_realpath
 from .names import escape, unescape_path
 from .safefs import SCRATCH_DIR, Target, is_temp_name
 
@@ -118,8 +119,29 @@ class SandboxPaths:
         self.access = access
         self.scratch = os.path.join(os.path.abspath(self.agent_dir), SCRATCH_DIR)
 
-    def _root_host(self, root: str) -> str:
-        return os.path.realpath(self.agent_dir / root)
+    def writable_areas(self) -> list[str]:
+        """Realpaths of the folders a command in exec can write (so can plant a symlink in)."""
+        areas = [os.path.realpath(self.agent_dir / root) for root in EXEC_WRITABLE]
+        return areas + [os.path.realpath(m.source) for m in self.mounts if not m.read_only]
+
+    def root_host(self, root: str) -> str:
+        """Where the root really is (a person's symlink followed, one a command could have made not)."""
+        try:
+            return trusted_realpath(self.agent_dir / root, self.writable_areas)
+        except PlantedLink:
+            raise _denied(f"/{root}", "leads through a symlink inside the sandbox (it is not followed)") from None
+
+    def mount_host(self, mount: Mount) -> str:
+        """Where the mount's source really is; ToolError when that goes through a symlink a command could
+        have made (see hostpaths.py: the person should name the real folder in sandbox.toml)."""
+        try:
+            return trusted_realpath(mount.source, self.writable_areas)
+        except PlantedLink:
+            raise _denied(
+                f"/workspace/{mount.target}",
+                "is a mount whose source leads through a symlink inside the sandbox (it is not followed; "
+                "name the real folder as its source in config/sandbox.toml)",
+            ) from None
 
     def resolve(self, path: str) -> ResolvedPath:
         """Resolve a sandbox path to a host path, or raise ToolError('Access denied: ...')."""
@@ -150,9 +172,9 @@ class SandboxPaths:
     def sandbox_path_of(self, resolved: ResolvedPath) -> str:
         """The sandbox path of where `resolved.host` really is (differs from the name through symlinks)."""
         if resolved.mount is not None:
-            base, boundary = f"/workspace/{resolved.mount.target}", os.path.realpath(resolved.mount.source)
+            base, boundary = f"/workspace/{resolved.mount.target}", resolved.boundary or self.mount_host(resolved.mount)
         else:
-            base, boundary = f"/{resolved.root}", self._root_host(resolved.root)
+            base, boundary = f"/{resolved.root}", resolved.boundary or self.root_host(resolved.root)
         rel = os.path.relpath(resolved.host, boundary)
         return base if rel == "." else f"{base}/{rel}"
 
@@ -178,7 +200,7 @@ class SandboxPaths:
             for mount in self.mounts:
                 if rest == mount.target or rest.startswith(mount.target + "/"):
                     return self._resolve_in_mount(path, norm, rest, mount)
-        boundary = self._root_host(root)
+        boundary = self.root_host(root)
         host = _realpath(os.path.join(boundary, rest)) if rest else boundary
         if host is None:
             raise _denied(path, "cannot be resolved (symlink loop)")
@@ -188,7 +210,7 @@ class SandboxPaths:
         return ResolvedPath(norm, Path(host), root, boundary=boundary, scratch=self.scratch)
 
     def _resolve_in_mount(self, path: str, norm: str, rest: str, mount: Mount) -> ResolvedPath:
-        boundary = os.path.realpath(mount.source)
+        boundary = self.mount_host(mount)
         remainder = rest[len(mount.target) :].lstrip("/")
         host = _realpath(os.path.join(boundary, remainder)) if remainder else boundary
         if host is None:

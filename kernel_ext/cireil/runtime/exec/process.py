@@ -148,7 +148,9 @@ async def run(launch: Launch, stdin: bytes | None, timeout_s: float, on_data: On
         env=launch.env,
         cwd=launch.cwd,
         start_new_session=True,
+        pass_fds=launch.fds,  # the bind descriptors, to bwrap only (close_fds keeps every other one back)
     )
+    launch.close()  # bwrap has its own copies now; ours would only keep the directories pinned
     pgid = proc.pid  # the session leader: its pid is the group id
     watch = _Watch(proc, loop, on_data)
     timed_out = False

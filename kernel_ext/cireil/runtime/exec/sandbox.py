@@ -14,6 +14,11 @@ to root's, so the command owns whatever root owns that it can see: the device no
 therefore private copies owned by nobody, not the host's. Process limit: RLIMIT_NPROC inside the
 user namespace, which the kernel does not apply to (mapped) root; as root the limit is instead the
 pid_max of a pid namespace of its own around the sandbox (Linux >= 6.14).
+
+Binds from places a command can change (the agent's roots, sandbox.toml's mounts, areas conditions.toml
+binds back) are made from descriptors cireil opened without following symlinks (bindfds.py), never by
+host path; a bubblewrap too old for `--bind-fd` is refused rather than given paths. System directories
+and our private device nodes, which no command can change, are still bound by path.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.sandbox_config import SandboxConfig
 from ..errors import ToolError
+from ..paths import SandboxPaths
+from .bindfds import BindFds
 
 SANDBOX_PATH = "/usr/bin:/bin:/usr/local/bin"
 SANDBOX_ROOT_UID = 65534  # as root: who the command is inside its user namespace (nobody)
@@ -66,6 +73,15 @@ class Launch:
     env: dict[str, str]
     cwd: str
     warning: str | None = None
+    binds: BindFds = field(default_factory=BindFds)  # descriptors the argv names: pass_fds, then close()
+
+    @property
+    def fds(self) -> tuple[int, ...]:
+        return tuple(self.binds.fds)
+
+    def close(self) -> None:
+        """Close the bind descriptors (once bwrap has started, or when it will not be); idempotent."""
+        self.binds.close()
 
 
 def base_env(passthrough: tuple[str, ...], dotenv: Mapping[str, str], home: str) -> dict[str, str]:
@@ -126,12 +142,13 @@ def _existing(paths: tuple[str, ...]) -> tuple[str, ...]:
 
 @functools.cache
 def _bwrap_options(bwrap: str) -> frozenset[str]:
-    """The hardening options this bubblewrap knows (--disable-userns came in 0.8, --cap-drop in 0.2)."""
+    """The options this bubblewrap knows that we rely on (--disable-userns and --bind-fd came in 0.8,
+    --cap-drop in 0.2)."""
     try:
         text = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()
-    return frozenset(o for o in ("--disable-userns", "--cap-drop") if o in text)
+    return frozenset(o for o in ("--disable-userns", "--cap-drop", "--bind-fd") if o in text)
 
 
 @functools.cache
@@ -270,7 +287,16 @@ def bwrap_path() -> str | None:
 
 
 def bwrap_problem() -> str | None:
-    return _probe(bwrap_path())
+    bwrap = bwrap_path()
+    problem = _probe(bwrap)
+    if problem is None and bwrap is not None and "--bind-fd" not in _bwrap_options(bwrap):
+        # binding by host path instead would let a command redirect a bind (see bindfds.py): refused
+        return (
+            f"this bubblewrap ({bwrap}) has no --bind-fd option (it came in 0.8), and binding the agent's folders "
+            "by host path would let a command swap one for a symlink to anywhere on this machine just before "
+            "the sandbox starts. Install bubblewrap 0.8 or newer"
+        )
+    return problem
 
 
 def reset_probe() -> None:
@@ -287,6 +313,9 @@ def _hostname(slug: str) -> str:
     return f"{clean}-sandbox"
 
 
+Overlay = Callable[[BindFds], list[str]]
+
+
 def bwrap_launch(
     *,
     agent_dir: Path,
@@ -296,9 +325,10 @@ def bwrap_launch(
     args: list[str],
     env: Mapping[str, str],
     max_processes: int | None = None,
-    overlay: list[str] | tuple[str, ...] = (),
+    overlay: Overlay | None = None,
 ) -> Launch:
-    """`overlay`: bwrap arguments applied on top of the roots and mounts (conditions.toml's hidden areas)."""
+    """`overlay`: makes the bwrap arguments applied on top of the roots and mounts (conditions.toml's
+    hidden areas), binding through the launch's descriptors. The caller must `close()` the Launch."""
     problem = bwrap_problem()
     if problem:
         raise ToolError(
@@ -309,24 +339,13 @@ def bwrap_launch(
     binary = locate(command)
     bwrap = bwrap_path()
     assert bwrap is not None  # bwrap_problem() said it is there
-    argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"]
-    argv += ["--hostname", _hostname(slug)]
-    argv += _hardening(bwrap)
-    root = Path(os.path.realpath(agent_dir))
-    for name in ROOT_BINDS:
-        host = root / name
-        argv += ["--bind", str(host), f"/{name}"] if host.is_dir() else ["--dir", f"/{name}"]
-    argv += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", *_dev_binds()]
-    if sandbox.usb and os.path.exists("/dev/bus/usb"):
-        argv += ["--dev-bind", "/dev/bus/usb", "/dev/bus/usb"]
-    if sandbox.all_devices:
-        argv += ["--dev-bind", "/dev", "/dev"]
-    for mount in sandbox.mounts:
-        source = os.path.realpath(mount.source)
-        argv += ["--ro-bind" if mount.read_only else "--bind", source, f"/workspace/{mount.target}"]
-    argv += overlay
-    for path in _existing((*_HOST_FILES, *_SYSTEM_DIRS, *_SYSTEM_FILES)):
-        argv += ["--ro-bind", path, path]
+    binds = BindFds()
+    try:
+        argv = _bwrap_argv(bwrap, agent_dir, slug, sandbox, binds, overlay)
+    except BaseException:
+        binds.close()
+        raise
+    root = os.path.realpath(agent_dir)
     argv.append("--clearenv")
     for key, value in env.items():
         argv += ["--setenv", key, value]
@@ -335,7 +354,34 @@ def bwrap_launch(
     argv += [binary, *args]
     if max_processes is not None:
         argv = _limit_processes(argv, binary_at, max_processes)
-    return Launch(argv=argv, env={}, cwd=str(root))
+    return Launch(argv=argv, env={}, cwd=root, binds=binds)
+
+
+def _bwrap_argv(
+    bwrap: str, agent_dir: Path, slug: str, sandbox: SandboxConfig, binds: BindFds, overlay: Overlay | None
+) -> list[str]:
+    argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"]
+    argv += ["--hostname", _hostname(slug)]
+    argv += _hardening(bwrap)
+    paths = SandboxPaths(Path(os.path.realpath(agent_dir)), sandbox.mounts)
+    for name in ROOT_BINDS:
+        # where the file tools take the root to be (a person's symlink followed, none a command could have
+        # made), then opened without following anything: a root swapped since the check is refused
+        real = paths.root_host(name)
+        argv += binds.bind(real, f"/{name}") if os.path.isdir(real) else ["--dir", f"/{name}"]
+    argv += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", *_dev_binds()]
+    if sandbox.usb and os.path.exists("/dev/bus/usb"):
+        argv += ["--dev-bind", "/dev/bus/usb", "/dev/bus/usb"]
+    if sandbox.all_devices:
+        argv += ["--dev-bind", "/dev", "/dev"]
+    for mount in sandbox.mounts:
+        dest = f"/workspace/{mount.target}"
+        argv += binds.bind(paths.mount_host(mount), dest, read_only=mount.read_only)
+    if overlay is not None:
+        argv += overlay(binds)
+    for path in _existing((*_HOST_FILES, *_SYSTEM_DIRS, *_SYSTEM_FILES)):
+        argv += ["--ro-bind", path, path]
+    return argv
 
 
 def unsandboxed_launch(

@@ -12,7 +12,7 @@ from ..paths import SandboxPaths
 from ..tool import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from ..exec.sandbox import Launch
+    from ..exec.sandbox import Launch, Overlay
 
 # The exec machinery (process, capture, sandbox) is imported on the first call, not when the tool
 # is registered: loading an agent stays quick (bench/load_ext.py).
@@ -90,17 +90,18 @@ def _launch(ctx: ToolContext, command: str, args: list[str]) -> Launch:
     )
 
 
-def _conditions_overlay(ctx: ToolContext) -> list[str]:
+def _conditions_overlay(ctx: ToolContext) -> Overlay | None:
     """conditions.toml also holds inside the sandbox: denied areas are hidden (the original left exec open)."""
     access = ctx.paths.access
     if access is None:
-        return []
+        return None
     from ..conditions import PathAccess, exec_overlay
 
     if not isinstance(access, PathAccess):
-        return []
+        return None
     unguarded = SandboxPaths(ctx.paths.agent_dir, ctx.paths.mounts)
-    return exec_overlay(access, unguarded.resolve)
+    mounted = [f"/workspace/{m.target}" for m in ctx.paths.mounts]
+    return lambda binds: exec_overlay(access, unguarded.resolve, binds.bind, mounted)
 
 
 async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
@@ -110,12 +111,20 @@ async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
     command: str = args["command"]
     argv: list[str] = list(args.get("args") or [])
     _check_allowed(command, ctx)
+    launch = _launch(ctx, command, argv)
+    try:
+        return await _run_launch(launch, args, ctx, command)
+    finally:
+        launch.close()  # the bind descriptors: bwrap holds its own copies once started
+
+
+async def _run_launch(launch: Launch, args: dict, ctx: ToolContext, command: str) -> dict[str, Any]:
     from ..exec import process
     from ..exec.capture import Capture
     from ..exec.exec_result import build_result
     from ..exec.spill import SpillDir
 
-    launch = _launch(ctx, command, argv)
+    config = ctx.tools_config.exec
     capture = Capture(config, lambda: SpillDir(ctx.paths, config.outputDir, command))
     progress = ctx.progress
 
