@@ -260,3 +260,25 @@ def test_a_misspelt_declaration_is_refused_when_the_tool_is_made():
         Tool(name="x", description="d", params=Params(), run=None, ends_turn="sucess")
     with pytest.raises(ValueError, match="path_effect must be one of '', 'reads', 'changes', not 'writes'"):
         Tool(name="x", description="d", params=Params(), run=None, path_effect="writes")
+
+
+# -- the grant check: asked of every tool too ------------------------------------------------------------
+
+
+def test_a_grant_never_withholds_a_tool_declared_always_granted(tmp_path, llm):
+    path = turn_agent(tmp_path, llm.base_url, tools=TURN_TOOLS + "finish = true\n")
+    with loaded(path, tools=[_finish_tool(ends_turn="success", always_granted=True)]) as agent:
+        agent.grant(["read"])
+        offered = list(agent.offered_tools(agent.session))
+        assert "finish" in offered and "respond" in offered and "no-response" in offered
+        assert agent.call("finish", note="done").success
+    with loaded(path, tools=[_finish_tool(ends_turn="success")]) as agent:
+        agent.grant(["read"])
+        assert "finish" not in agent.offered_tools(agent.session) and "respond" in agent.offered_tools(agent.session)
+        assert "is not granted to session" in agent.call("finish", note="done")["error"]
+
+
+def test_a_plugin_replacing_respond_stays_always_granted():
+    plain = Tool(name="respond", description="d", params=Params(), run=None)
+    assert registry.overriding(plain).always_granted
+    assert not registry.overriding(Tool(name="read", description="d", params=Params(), run=None)).always_granted
