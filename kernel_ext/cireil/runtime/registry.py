@@ -76,3 +76,14 @@ def path_effects(tools: Iterable[Tool] = ()) -> dict[str, PathEffect]:
 @cache
 def _builtin_path_effects(names: tuple[str, ...]) -> dict[str, PathEffect]:
     return {name: builtin(name).path_effect for name in names if builtin(name).path_effect}
+
+
+def turn_enders() -> tuple[str, ...]:
+    """The built-ins whose calls end the turn (respond, no-response), as they declare it: what an eval scenario
+    may name as the turn's end, and the plumbing its call checks leave out unless named."""
+    return _turn_enders(BUILTIN_NAMES)
+
+
+@cache
+def _turn_enders(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(name for name in names if builtin(name).ends_turn)

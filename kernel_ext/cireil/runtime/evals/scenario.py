@@ -46,11 +46,11 @@ from .. import params
 from ..conditions import CHANNELS, RuleContext
 from ..config.checker import Checker, label, toml_repr
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
+from ..didyoumean import suggestion
 from ..errors import ConfigError, ConfigIssue
 from ..session_state import platform_of
 from .matchers import MATCHER_KINDS, ORDERS, CallSpec, Matcher
 
-ENDINGS = ("respond", "no-response")
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -104,6 +104,15 @@ def _regex_problem(value: str | list[str]) -> str | None:
 
 def _dotted_problem(value: str) -> str | None:
     return None if DOTTED.match(value) else f"must be a dotted name module.function, not {toml_repr(value)}"
+
+
+def _ending_problem(value: str) -> str | None:
+    from ..registry import turn_enders  # the tools that declare they end the turn, imported only when asked
+
+    endings = turn_enders()
+    if value in endings:
+        return None
+    return f"must be one of {', '.join(repr(e) for e in endings)}, not {toml_repr(value)}{suggestion(value, endings)}"
 
 
 def _positive(value: float) -> str | None:
@@ -166,7 +175,7 @@ ANSWER = {
     "contains": _texts(),
     "regex": _texts(check=_regex_problem),
     "check": params.String(required=False, description="a dotted name module.function", check=_dotted_problem),
-    "ended": params.String(enum=ENDINGS, required=False),
+    "ended": params.String(required=False, description="the name of a tool that ends the turn", check=_ending_problem),
 }
 LIMITS = {
     "steps": params.Integer(minimum=1, required=False),
