@@ -85,35 +85,11 @@ def _session_id(agent: Agent, turn: RecordedTurn, step: int) -> str:
     return candidate
 
 
-def fork(
-    agent: Agent,
-    turn: RecordedTurn,
-    step: int,
-    *,
-    position: int = 0,
-    arguments: dict | None = None,
-    result: dict | None = None,
-    live: bool = False,
-    model: str | None = None,
-    provider: str | None = None,
-    on_event: EventSink | None = None,
-) -> TurnOutcome:
+def fork(agent: Agent, turn: RecordedTurn, step: int, **options: Any) -> TurnOutcome:
+    """`fork_turn` run to its end on the runtime loop; `options` are its keyword arguments."""
     from ..loop import RUNTIME
 
-    return RUNTIME.run(
-        fork_turn(
-            agent,
-            turn,
-            step,
-            position=position,
-            arguments=arguments,
-            result=result,
-            live=live,
-            model=model,
-            provider=provider,
-            on_event=on_event,
-        )
-    )
+    return RUNTIME.run(fork_turn(agent, turn, step, **options))
 
 
 def fork_turn(
