@@ -136,10 +136,6 @@ class _Blocks(ReplyReader):
     usage: dict = field(default_factory=dict)
     done: bool = False
 
-    def _emit(self, event: dict) -> None:
-        if self.on_delta is not None:
-            self.on_delta(event)
-
     def _usage(self, raw: Any) -> None:
         if not isinstance(raw, dict):
             return

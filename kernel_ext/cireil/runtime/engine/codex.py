@@ -233,10 +233,6 @@ class _Items(ReplyReader):
     usage: dict = field(default_factory=dict)
     done: bool = False
 
-    def _emit(self, event: dict) -> None:
-        if self.on_delta is not None:
-            self.on_delta(event)
-
     def _item(self, index: Any) -> dict:
         key = index if isinstance(index, int) else len(self.items)
         return self.items.setdefault(key, {"type": None, "arguments": "", "_text": "", "_summary": ""})

@@ -236,10 +236,6 @@ class _Accumulator(ReplyReader):
     finish_reason: str | None = None
     usage: dict = field(default_factory=dict)
 
-    def _emit(self, event: dict) -> None:
-        if self.on_delta is not None:
-            self.on_delta(event)
-
     def add_text(self, text: Any) -> None:
         if isinstance(text, str) and text:
             self.text += text
