@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..engine.engine import Engine
     from ..engine.turn import TurnOutcome
+    from ..host import TurnHost
     from .model import RecordedTurn
 
 LEFT_BEHIND = ("sessions.db*", "cireil-side.db*", "cireil-recordings.db*", ".cireil-tmp-*")
@@ -123,9 +124,9 @@ def scripted_replies(turn: RecordedTurn) -> list:
     return out
 
 
-def invalid_calls(agent: Agent, turn: RecordedTurn) -> dict[tuple[int, int], str]:
+def invalid_calls(host: TurnHost, turn: RecordedTurn) -> dict[tuple[int, int], str]:
     """Recorded calls the agent's current tools refuse: {(step, position): why}."""
-    tools = agent.current_tools()
+    tools = host.current_tools()
     out: dict[tuple[int, int], str] = {}
     for step in turn.steps:
         for position, call in enumerate(step.tool_calls):
