@@ -171,6 +171,38 @@ def test_variants_really_change_behaviour(tmp_path, agent_dir, llm, notes):
     assert tree_digest(agent_dir) == before
 
 
+def test_variants_toml_is_read_by_the_shared_checker_every_problem_at_once(tmp_path):
+    (tmp_path / "soul-alt.md").write_text("another soul")
+    path = write(
+        tmp_path / "variants.toml",
+        """\
+        [baseline]
+        [a]
+        description = ""
+        core = "nope.md"
+        blocks = { sol = "soul-alt.md", soul = "soul-alt.md" }
+        descriptions = { read = "" }
+        tools = 3
+        [b]
+        provider = 3
+        """,
+    )
+    with pytest.raises(ConfigError) as err:
+        read_variants(path)
+    assert [str(i) for i in err.value.issues] == [
+        f"{path}:3: 'a.description' must be a non-empty string, not \"\"",
+        f"{path}:4: 'a.core' must be an existing file (relative to this file), not \"nope.md\"",
+        f"{path}:5: unknown key 'sol' in [a.blocks] (did you mean 'soul'?)",
+        f"{path}:6: 'a.descriptions.read' must be a non-empty string (what the model is told about the tool), not \"\"",
+        f"{path}:7: 'a.tools' must be a table, not 3",
+        f"{path}:9: 'b.provider' must be the name of a provider table of config/engine.toml, not 3",
+    ]
+    path.write_text('[t]\ncore = "soul-alt.md"\nblocks = { soul = "soul-alt.md" }\ndescriptions = { read = "R" }\n')
+    (variant,) = read_variants(path)
+    assert variant.core == variant.blocks["soul"] == str(tmp_path / "soul-alt.md")
+    assert variant.descriptions == {"read": "R"}
+
+
 def test_a_bad_variant_is_reported_before_anything_runs(tmp_path, agent_dir, llm, notes):
     path = write(
         tmp_path / "v.toml",

@@ -114,12 +114,13 @@ def test_every_problem_is_reported_at_once_with_its_line(tmp_path):
     assert shown == [
         f"{f}:2: unknown key 'atachments' (did you mean 'attachments'?)",
         f"{f}:6: grants apply to remote sessions only; channel 'discord' is not",
-        f"{f}:9: 'order' must be one of strict, any, at-least, not 'strictly' (did you mean 'strict'?)",
-        f"{f}:12: invalid regular expression '(': missing ), unterminated subpattern at position 0",
-        f"{f}:13: a call needs 'tool', the tool's name",
-        f"{f}:17: 'contains' must be a string or a list of non-empty strings",
-        f"{f}:18: 'check' must be a dotted name module.function, not 'nodots'",
-        f"{f}:20: 'steps' must be a whole number above 0, not 0",
+        f"{f}:9: 'expect.order' must be one of 'strict', 'any', 'at-least', not \"strictly\" (did you mean 'strict'?)",
+        f"{f}:12: 'expect.call[0].args.path.regex' must be a regular expression, not \"(\" "
+        "(missing ), unterminated subpattern at position 0)",
+        f"{f}:13: 'expect.call[1].tool' is required",
+        f"{f}:17: 'answer.contains' must be a string or an array of non-empty strings, not 3",
+        f"{f}:18: 'answer.check' must be a dotted name module.function, not \"nodots\"",
+        f"{f}:20: 'limits.steps' must be a whole number >= 1, not 0",
         f"{f}:21: unknown key 'secnds' in [limits] (did you mean 'seconds'?)",
     ]
 
@@ -238,17 +239,65 @@ def test_the_session_attributes_conditions_rules_see(tmp_path):
     assert scenario is None
     assert [str(i) for i in issues] == [
         f"{f}:3: unknown key 'chanel' in [session.rules] (did you mean 'channel'?)",
-        f"{f}:4: 'guild' takes a Discord id, digits only (got '12a')",
+        f"{f}:4: 'session.rules.guild' must be a Discord id, digits only, not \"12a\"",
     ]
     cases = {
         'channel = "tui"\nguild = "1"': "4: guild, channel_id, parent and nsfw describe Discord: use them with "
         "channel = \"discord\" (not 'tui')",
         'guild = "1"\nparent = "2"\nnsfw = true': "5: nsfw needs a guild and no parent: DMs and threads are never "
         "NSFW in the original",
-        'nsfw = "yes"': "3: 'nsfw' must be true or false, not 'yes'",
-        'channel = "irc"': "3: 'channel' must be one of discord, tui, internal, matrix, notebook, not 'irc'",
+        'nsfw = "yes"': "3: 'session.rules.nsfw' must be true or false, not \"yes\"",
+        'channel = "irc"': "3: 'session.rules.channel' must be one of 'discord', 'tui', 'internal', 'matrix', "
+        "'notebook', not \"irc\"",
+        "channel_id = 0": "3: 'session.rules.channel_id' must be a Discord id, digits only, not 0",
     }
     for rules, message in cases.items():
         path = write(tmp_path, "case.toml", f'message = "hi"\n[session.rules]\n{rules}\n{CHECK}')
         _, issues = read_scenario(path)
         assert [str(i) for i in issues] == [f"{path}:{message}"]
+
+
+def test_calls_replies_limits_and_answers_are_checked_by_the_shared_checker_every_problem_at_once(tmp_path):
+    path = write(
+        tmp_path,
+        "more.toml",
+        """\
+        messages = ["hi", ""]
+        [[expect.call]]
+        tool = "read"
+        args = { path = { any = false } }
+        [[expect.call]]
+        tool = "read"
+        args = { path = { regex = "x", exact = 1 } }
+        ok = "yes"
+        [expect]
+        forbid = "exec"
+        [answer]
+        ended = "respnd"
+        regex = ["a", "["]
+        [limits]
+        seconds = 0
+        tokens = 2.5
+        [[reply]]
+        reasoning = "thinking"
+        [[reply]]
+        calls = [3]
+        """,
+    )
+    scenario, issues = read_scenario(path)
+    f = str(path)
+    assert scenario is None
+    assert [str(i) for i in issues] == [
+        f"{f}:1: 'messages' must be a string or an array of non-empty strings, not an array",
+        f"{f}:4: 'expect.call[0].args.path.any' must be true ({{ any = true }} matches every value)",
+        f"{f}:7: 'expect.call[1].args.path' must be a matcher table with exactly one key of exact, regex, subset, "
+        "any; to match a table exactly, write { exact = { ... } }",
+        f"{f}:8: 'expect.call[1].ok' must be true (the call must succeed) or false (it must fail), not \"yes\"",
+        f"{f}:10: 'expect.forbid' must be an array of calls, not \"exec\"",
+        f"{f}:12: 'answer.ended' must be one of 'respond', 'no-response', not \"respnd\" (did you mean 'respond'?)",
+        f"{f}:13: 'answer.regex' must be a regular expression, not \"[\" (unterminated character set at position 0)",
+        f"{f}:15: 'limits.seconds' must be above 0, not 0",
+        f"{f}:16: 'limits.tokens' must be a whole number >= 1, not 2.5",
+        f"{f}:17: 'reply[0]' needs 'calls' or 'text'",
+        f"{f}:20: 'reply[1].calls[0]' must be a tool name or a table {{ tool = \"NAME\", args = {{ ... }} }}, not 3",
+    ]

@@ -199,11 +199,7 @@ def test_main_execution_is_skipped_while_another_turn_runs(setup, llm):
     agent.engine.on_background = lambda event: notices.append(event)
 
     async def busy_round():
-        if agent.engine._lock is None:
-            import asyncio
-
-            agent.engine._lock = asyncio.Lock()
-        async with agent.engine._lock:
+        async with agent.engine.exclusive():
             clock.advance(60)
             for task in await runner.tick():
                 await task

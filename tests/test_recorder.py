@@ -537,3 +537,23 @@ def test_the_replay_copy_points_every_provider_at_the_scripted_server(tmp_path):
         assert config[name]["apiBase"] == "http://127.0.0.1:4242/v1" and config[name]["apiKey"] == "replay"
     assert config["claude"]["kind"] == "openai" and "customHeaders" not in config["local"]
     assert engine.read_text().count("127.0.0.1:9") == 1  # the agent's own file is untouched
+
+
+def test_a_provider_gone_from_engine_toml_falls_back_to_the_default_one_for_replay_and_fork(tmp_path, llm):
+    agent = load(tmp_path, llm)
+    try:
+        llm.script(reply.tool_calls(("respond", {"content": "hello"})))
+        four_steps(agent, llm)
+        original = agent.turns()[-1]
+        engine = agent.directory / "config" / "engine.toml"
+        engine.write_text(engine.read_text().replace("[local]", "[other]").replace("[local.", "[other."))
+        served = len(llm.requests)
+        replayed = agent.replay()  # offline: the default provider's settings, the scripted replies
+        assert replayed.outcome.ended == "respond" and replayed.model_calls == replayed.recorded_model_calls == 4
+        events: list[dict] = []
+        outcome = agent.fork(original, 2, on_event=events.append)
+        assert outcome.ended == "respond" and len(llm.requests) == served
+        notices = [e["text"] for e in events if e["type"] == "notice"]
+        assert "provider 'local' is not in config/engine.toml; using the default provider 'other'" in notices
+    finally:
+        agent.close()

@@ -260,3 +260,61 @@ def test_a_misspelt_declaration_is_refused_when_the_tool_is_made():
         Tool(name="x", description="d", params=Params(), run=None, ends_turn="sucess")
     with pytest.raises(ValueError, match="path_effect must be one of '', 'reads', 'changes', not 'writes'"):
         Tool(name="x", description="d", params=Params(), run=None, path_effect="writes")
+
+
+# -- the grant check: asked of every tool too ------------------------------------------------------------
+
+
+def test_a_grant_never_withholds_a_tool_declared_always_granted(tmp_path, llm):
+    path = turn_agent(tmp_path, llm.base_url, tools=TURN_TOOLS + "finish = true\n")
+    with loaded(path, tools=[_finish_tool(ends_turn="success", always_granted=True)]) as agent:
+        agent.grant(["read"])
+        offered = list(agent.offered_tools(agent.session))
+        assert "finish" in offered and "respond" in offered and "no-response" in offered
+        assert agent.call("finish", note="done").success
+    with loaded(path, tools=[_finish_tool(ends_turn="success")]) as agent:
+        agent.grant(["read"])
+        assert "finish" not in agent.offered_tools(agent.session) and "respond" in agent.offered_tools(agent.session)
+        assert "is not granted to session" in agent.call("finish", note="done")["error"]
+
+
+def test_a_plugin_replacing_respond_stays_always_granted():
+    plain = Tool(name="respond", description="d", params=Params(), run=None)
+    assert registry.overriding(plain).always_granted
+    assert not registry.overriding(Tool(name="read", description="d", params=Params(), run=None)).always_granted
+
+
+HALT = """\
+from ..params import Params
+from ..tool import Tool
+
+
+async def run(args, ctx):
+    return {"final": True}
+
+
+TOOL = Tool(name="halt", ends_turn="always", description="Stop.", params=Params(), run=run)
+"""
+
+
+def test_a_new_builtin_that_ends_the_turn_is_an_ending_eval_scenarios_may_name(tmp_path, monkeypatch):
+    from cireil.runtime.evals.matchers import CallSpec, check_calls
+    from cireil.runtime.evals.scenario import read_scenario
+
+    package = tmp_path / "more_tools"
+    package.mkdir()
+    (package / "halt.py").write_text(HALT)
+    monkeypatch.setattr(cireil.runtime.tools, "__path__", [*cireil.runtime.tools.__path__, str(package)])
+    monkeypatch.setattr(registry, "BUILTIN_NAMES", (*registry.BUILTIN_NAMES, "halt"))
+    try:
+        scenario = tmp_path / "s.toml"
+        scenario.write_text('message = "hi"\n[answer]\nended = "halt"\n')
+        found, issues = read_scenario(scenario)
+        assert issues == [] and found.ended == "halt"
+        calls = [{"name": "read", "input": {}}, {"name": "halt", "input": {}}]
+        assert check_calls(calls, [CallSpec("read")], "strict", []).passed  # plumbing, as respond is
+    finally:
+        registry.builtin.cache_clear()
+        import sys
+
+        sys.modules.pop("cireil.runtime.tools.halt", None)

@@ -64,7 +64,7 @@ class StandInHost:
         return dict(self.tools)
 
     def offered_tools(self, session: Session) -> dict[str, Tool]:
-        return {name: tool for name, tool in self.tools.items() if session.allows(name)}
+        return {name: tool for name, tool in self.tools.items() if session.allows(tool)}
 
     def tool_context(self, session: Session, conversation: Conversation | None) -> ToolContext:
         return ToolContext(

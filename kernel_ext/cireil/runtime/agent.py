@@ -310,11 +310,12 @@ class Agent(McpInspection):
 
     def offered_tools(self, session: Session) -> dict[str, Tool]:
         """What a turn of `session` offers the model: the enabled tools its grant allows, in tools.toml order."""
-        return {name: tool for name, tool in self._snapshot.tools.items() if session.allows(name)}
+        return {name: tool for name, tool in self._snapshot.tools.items() if session.allows(tool)}
 
     def grant(self, tools: Iterable[str] | None, *, session: str | None = None) -> Session:
         """Limit a remote session to these tools (None: every enabled tool again). Built-in, plugin and MCP tools
-        alike; respond and no-response always stay. Names must be tools this agent knows, enabled or not."""
+        alike; tools declared always_granted (respond, no-response) always stay. Names must be tools this agent
+        knows, enabled or not."""
         target = self.session_for(self.session_id(session)) if session else self.session
         if tools is None:
             target.grant = None
@@ -338,7 +339,7 @@ class Agent(McpInspection):
         enabled = list(self._snapshot.tools)
         if target.grant is None:
             return f"all {len(enabled)} enabled tools (no grant on this session)"
-        offered = [n for n in enabled if target.allows(n)]
+        offered = [n for n, tool in self._snapshot.tools.items() if target.allows(tool)]
         parts = [f"granted: {', '.join(offered) or 'none'}"]
         withheld = [n for n in enabled if n not in offered]
         if withheld:
@@ -357,7 +358,7 @@ class Agent(McpInspection):
 
     async def _run(self, tool: Tool, args: dict, ctx: ToolContext, notices: list[str]) -> ToolResult:
         started = time.perf_counter()
-        if not ctx.session.allows(tool.name):  # the session's grant authorizes calls as it filters turns
+        if not ctx.session.allows(tool):  # the session's grant authorizes calls as it filters turns
             data = not_granted(tool.name, ctx.session)
         else:
             data = await execute(tool, args, ctx)

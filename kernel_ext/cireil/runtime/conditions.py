@@ -391,14 +391,9 @@ def conditional_blocks(agent_dir: Path, rules: Iterable[Rule]) -> tuple[list[Con
         except (OSError, UnicodeDecodeError) as exc:
             issues.append(ConfigIssue(rel, None, f"cannot be read: {exc}"))
             continue
-        try:
-            fields = frontmatter.parse(text, frontmatter.BLOCK)
-        except frontmatter.FrontmatterError as exc:
-            issues.append(ConfigIssue(rel, 1, f"invalid frontmatter: {exc}"))
-            continue
-        parts = frontmatter.split(text, frontmatter.BLOCK)
-        assert parts is not None
-        blocks.append(ConditionalBlock(rule.key, fields["description"], parts[1], rule))
+        found = frontmatter.block_parts(text, rel, issues)
+        if found is not None:
+            blocks.append(ConditionalBlock(rule.key, *found, rule))
     return blocks, issues
 
 

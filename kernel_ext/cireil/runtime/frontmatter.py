@@ -5,6 +5,8 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 
+from .errors import ConfigIssue
+
 
 @dataclass(frozen=True)
 class FrontmatterKind:
@@ -81,6 +83,18 @@ def parse(text: str, kind: FrontmatterKind) -> dict:
         if not isinstance(value, str) or not value.strip():
             raise FrontmatterError(_missing(key, fields))
     return fields
+
+
+def block_parts(text: str, rel: str, issues: list[ConfigIssue]) -> tuple[str, str] | None:
+    """A block file's (description, body); None, with the issue at `rel`'s line 1, when its frontmatter is bad."""
+    try:
+        fields = parse(text, BLOCK)
+    except FrontmatterError as exc:
+        issues.append(ConfigIssue(rel, 1, f"invalid frontmatter: {exc}"))
+        return None
+    parts = split(text, BLOCK)
+    assert parts is not None  # parse succeeded, so the delimiters are there
+    return fields["description"], parts[1]
 
 
 def _missing(key: str, fields: dict) -> str:

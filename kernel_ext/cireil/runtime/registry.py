@@ -2,7 +2,7 @@
 
 A new built-in is its module under `cireil.runtime.tools` (exposing TOOL) plus its name here: magics,
 forms, the CLI and the engine come from the registry, and the tool's own declarations (`Tool.path_effect`,
-`ends_turn`, `breakable`) tell the engine how to treat it.
+`ends_turn`, `breakable`, `always_granted`) tell the engine and the grant check how to treat it.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ def overriding(tool: Tool) -> Tool:
         path_effect=tool.path_effect or original.path_effect,
         ends_turn=tool.ends_turn or original.ends_turn,
         breakable=tool.breakable and original.breakable,
+        always_granted=tool.always_granted or original.always_granted,
     )
 
 
@@ -75,3 +76,14 @@ def path_effects(tools: Iterable[Tool] = ()) -> dict[str, PathEffect]:
 @cache
 def _builtin_path_effects(names: tuple[str, ...]) -> dict[str, PathEffect]:
     return {name: builtin(name).path_effect for name in names if builtin(name).path_effect}
+
+
+def turn_enders() -> tuple[str, ...]:
+    """The built-ins whose calls end the turn (respond, no-response), as they declare it: what an eval scenario
+    may name as the turn's end, and the plumbing its call checks leave out unless named."""
+    return _turn_enders(BUILTIN_NAMES)
+
+
+@cache
+def _turn_enders(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(name for name in names if builtin(name).ends_turn)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-# a turn ends only through these: a grant that left them out would leave the model no way to finish
-ALWAYS_GRANTED = ("respond", "no-response")
+if TYPE_CHECKING:
+    from .tool import Tool
 
 
 def platform_of(session_id: str) -> str:
@@ -56,8 +56,10 @@ class Session:
     # adapter does when a session connects; it is not written to sessions.db.
     grant: frozenset[str] | None = None
 
-    def allows(self, tool: str) -> bool:
-        return self.grant is None or tool in self.grant or tool in ALWAYS_GRANTED
+    def allows(self, tool: Tool) -> bool:
+        """Whether the grant lets a turn use `tool`; a tool declared `always_granted` (a way to end the turn) is
+        never withheld."""
+        return self.grant is None or tool.name in self.grant or tool.always_granted
 
     def forget_sections(self, sandbox_path: str) -> None:
         """After a successful write the file renders whole again if it is still open (reference §3)."""

@@ -65,6 +65,9 @@ class Tool:
     path_effect: PathEffect = ""
     ends_turn: TurnEnd = ""
     breakable: bool = True  # False: the failure breaker never disables it (a turn must always be able to end)
+    # True: a session's grant never withholds it; a grant that left out every way to end the turn would leave the
+    # model no way to finish (respond, no-response)
+    always_granted: bool = False
 
     def __post_init__(self) -> None:
         for field_name, kind in (("path_effect", PathEffect), ("ends_turn", TurnEnd)):

@@ -4,7 +4,7 @@ A file's tables are declared with runtime/params.py's fields (the same declarati
 arguments), and every problem becomes a `FILE:LINE: message` issue phrased one way:
 
     unknown key 'KEY' [in [TABLE]] (did you mean 'CLOSE'?)      or  (expected: a, b, c)
-    'LABEL' must be EXPECTED, not VALUE
+    'LABEL' must be EXPECTED, not VALUE [(did you mean 'CLOSE'?)]   (the hint for a mistyped choice)
     'LABEL' is required
     'LABEL' CHECK-MESSAGE                                        (a field's own check, for what types cannot say)
 
@@ -125,7 +125,9 @@ class Checker:
         if spec.check is not None and not replace(spec, check=None).validate(value, path)[1]:
             self.fail(path, f"'{shown}' {problems[0].message}")  # the type held; the field's own check did not
         else:
-            self.fail(path, f"'{shown}' must be {expectation(spec)}, not {toml_repr(value)}")
+            choice = isinstance(spec, params.String) and spec.enum and isinstance(value, str)
+            close = suggestion(value, spec.enum) if choice else ""
+            self.fail(path, f"'{shown}' must be {expectation(spec)}, not {toml_repr(value)}{close}")
         return False, None
 
     def table(

@@ -18,7 +18,6 @@ unchanged in the next request of a tool-using turn.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from ..config.engine_config import ModelConfig
 from ..messages import assistant_message
 from .httpcall import HttpProvider, ReplyReader
-from .provider import _dumps, parse_arguments, wants_auto_tool_choice
+from .provider import _dumps, tool_call_part, wants_auto_tool_choice
 from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError
 
 MAX_TOKENS = 64000
@@ -137,10 +136,6 @@ class _Blocks(ReplyReader):
     usage: dict = field(default_factory=dict)
     done: bool = False
 
-    def _emit(self, event: dict) -> None:
-        if self.on_delta is not None:
-            self.on_delta(event)
-
     def _usage(self, raw: Any) -> None:
         if not isinstance(raw, dict):
             return
@@ -240,16 +235,7 @@ class _Blocks(ReplyReader):
             elif block["type"] == "redacted_thinking" and block.get("data"):
                 parts.append({"type": "redacted_thinking", "data": block["data"]})
         for block in calls:
-            arguments, raw = parse_arguments(block["json"])
-            part = {
-                "type": "toolCall",
-                "id": block.get("id") or f"toolu_{secrets.token_hex(12)}",
-                "name": block.get("name", ""),
-            }
-            part["input"] = arguments
-            if raw is not None:
-                part["rawArguments"] = raw
-            parts.append(part)
+            parts.append(tool_call_part(block.get("id"), block.get("name", ""), block["json"], id_prefix="toolu_"))
         return ModelReply(assistant_message(parts), self.usage, reason, request_body)
 
 

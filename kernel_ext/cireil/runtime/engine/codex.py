@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import re
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ from ..config.engine_config import ModelConfig, ProviderConfig
 from ..messages import assistant_message
 from . import codex_auth
 from .httpcall import HttpError, HttpProvider, ReplyReader
-from .provider import _dumps, parse_arguments
+from .provider import _dumps, tool_call_part
 from .replytypes import ModelReply, ModelRequest, NoToolCalls, ProviderError
 
 PATH = "/codex/responses"
@@ -234,10 +233,6 @@ class _Items(ReplyReader):
     usage: dict = field(default_factory=dict)
     done: bool = False
 
-    def _emit(self, event: dict) -> None:
-        if self.on_delta is not None:
-            self.on_delta(event)
-
     def _item(self, index: Any) -> dict:
         key = index if isinstance(index, int) else len(self.items)
         return self.items.setdefault(key, {"type": None, "arguments": "", "_text": "", "_summary": ""})
@@ -344,16 +339,7 @@ class _Items(ReplyReader):
                 if isinstance(item.get("encrypted_content"), str) and item["encrypted_content"]:
                     parts.append({"type": "redacted_thinking", "data": item["encrypted_content"]})
             elif kind == "function_call":
-                arguments, raw = parse_arguments(item.get("arguments"))
-                call = {
-                    "type": "toolCall",
-                    "id": item.get("call_id") or f"call_{secrets.token_hex(12)}",
-                    "name": item.get("name") or "",
-                    "input": arguments,
-                }
-                if raw is not None:
-                    call["rawArguments"] = raw
-                calls.append(call)
+                calls.append(tool_call_part(item.get("call_id"), item.get("name") or "", item.get("arguments")))
             elif kind == "message":
                 texts.append(_message_text(item) or item.get("_text", ""))
         if not calls:

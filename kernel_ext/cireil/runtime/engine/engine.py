@@ -8,7 +8,8 @@ Provider clients are kept between turns (their connections too) and closed with 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
     from ..tool import Tool
     from .httpcall import HttpProvider
     from .provider import ModelRequest
+
+
+# What a turn talks to in place of the provider engine.toml chooses (a replay's scripted server, a fork's
+# recorded replies), made from what was chosen: (provider, model, model settings) -> a client with `complete`.
+ClientFactory = Callable[["ProviderConfig", str, "ModelConfig"], Any]
 
 
 @dataclass
@@ -237,6 +243,14 @@ class Engine:
         )
 
     # -- turns --------------------------------------------------------------------------------------
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """The agent's one turn at a time: no other turn (nor a main-session job) runs until the block ends."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            yield
+
     async def run_turn(
         self,
         session: Session,
@@ -247,10 +261,15 @@ class Engine:
         model: str | None = None,
         persist: bool = True,
         on_tool_call: Any = None,
+        client: ClientFactory | None = None,
+        offline: bool = False,
+        record: bool = True,
     ) -> TurnOutcome:
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
+        """One turn of `session`, alone. `client` puts something else in front of the chosen provider (see
+        ClientFactory); `offline` then checks no credentials and asks no provider for its context window (a list
+        asked earlier still counts); `record=False` keeps the turn recorder out (a replay). A provider gone from
+        engine.toml since a recorded turn is the default one again, with a notice (EngineConfig.choose)."""
+        async with self.exclusive():
             store = self.host.store
             reason = store.read_only_reason(session) if store is not None else None
             if reason is not None:  # refused before the model is called or anything is stored (§6.3)
@@ -259,9 +278,12 @@ class Engine:
                 raise SessionReadOnly(reason)
             notices = self.host.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
-            self.check_credentials(chosen)
-            model_cfg = await self.fit_window(chosen, model_name, model_cfg)
-            on_event = self.host.observe_turn(session.id, on_event)  # the turn recorder's tap
+            if not offline:
+                self.check_credentials(chosen)
+            model_cfg = await self.fit_window(chosen, model_name, model_cfg, ask=not offline)
+            if record:
+                on_event = self.host.observe_turn(session.id, on_event)  # the turn recorder's tap
+            make = client or self.client
             turn = Turn(
                 self,
                 session,
@@ -269,7 +291,7 @@ class Engine:
                 provider=chosen,
                 model=model_name,
                 model_cfg=model_cfg,
-                client=self.client(chosen, model_name, model_cfg),
+                client=make(chosen, model_name, model_cfg),
                 tools=self.host.offered_tools(session),  # the session's grant filters what is offered
                 notices=notices + more,
                 persist=persist,

@@ -77,6 +77,11 @@ class ReplyReader:
     """One kind's reply as it is assembled, from stream events or from one JSON body."""
 
     done = False  # the stream's end marker arrived: what follows is only drained
+    on_delta: Callable[[dict], None] | None = None  # who watches the reply arrive (a live view), if anyone
+
+    def _emit(self, event: dict) -> None:
+        if self.on_delta is not None:
+            self.on_delta(event)
 
     def event(self, data: Any) -> None:
         """One streamed event's JSON data."""

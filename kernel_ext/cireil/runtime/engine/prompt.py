@@ -144,14 +144,9 @@ def build_system_prompt(
         text = _read(directory, rel, issues, "missing: agent turns need all five base blocks")
         if text is None:
             continue
-        try:
-            fields = frontmatter.parse(text, frontmatter.BLOCK)
-        except frontmatter.FrontmatterError as exc:
-            issues.append(ConfigIssue(rel, 1, f"invalid frontmatter: {exc}"))
-            continue
-        parts = frontmatter.split(text, frontmatter.BLOCK)
-        assert parts is not None  # parse succeeded, so the delimiters are there
-        blocks.append((name, fields["description"], parts[1]))
+        found = frontmatter.block_parts(text, rel, issues)
+        if found is not None:
+            blocks.append((name, *found))
     rules: list[Rule] = []
     conditional: list[ConditionalBlock] = []
     if conditions is not None and conditions.blocks:

@@ -214,6 +214,17 @@ def parse_arguments(raw: str | None) -> tuple[dict, str | None]:
     return {}, text
 
 
+def tool_call_part(call_id: str | None, name: str, raw: str | None, *, id_prefix: str = "call_") -> dict:
+    """A reply's toolCall part: its arguments read (kept raw when unreadable, for the validation error the model
+    then gets), a fresh id when the provider sent none."""
+    arguments, unread = parse_arguments(raw)
+    part = {"type": "toolCall", "id": call_id or f"{id_prefix}{secrets.token_hex(12)}", "name": name}
+    part["input"] = arguments
+    if unread is not None:
+        part["rawArguments"] = unread
+    return part
+
+
 @dataclass
 class _Accumulator(ReplyReader):
     """The reply as it is assembled, from one JSON body or from stream deltas."""
@@ -224,10 +235,6 @@ class _Accumulator(ReplyReader):
     calls: dict[int, dict] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: dict = field(default_factory=dict)
-
-    def _emit(self, event: dict) -> None:
-        if self.on_delta is not None:
-            self.on_delta(event)
 
     def add_text(self, text: Any) -> None:
         if isinstance(text, str) and text:
@@ -310,12 +317,7 @@ class _Accumulator(ReplyReader):
             parts.append({"type": "thinking", "thinking": self.thinking})
         for index in sorted(self.calls):
             call = self.calls[index]
-            arguments, raw = parse_arguments(call["arguments"])
-            part = {"type": "toolCall", "id": call["id"] or f"call_{secrets.token_hex(12)}", "name": call["name"]}
-            part["input"] = arguments
-            if raw is not None:
-                part["rawArguments"] = raw
-            parts.append(part)
+            parts.append(tool_call_part(call["id"], call["name"], call["arguments"]))
         return ModelReply(assistant_message(parts), self.usage, reason, body)
 
 

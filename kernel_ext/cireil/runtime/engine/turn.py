@@ -342,7 +342,8 @@ class Turn:
     async def _run_tool(self, call: dict, conversation: Conversation, disabled: set[str]) -> tuple[dict, dict]:
         name = call["name"]
         tool = self.tools.get(name)
-        if tool is None and not self.session.allows(name) and name in self.host.current_tools():
+        enabled = self.host.current_tools().get(name) if tool is None else None
+        if enabled is not None and not self.session.allows(enabled):
             return not_granted(name, self.session), {}  # the grant authorizes calls as it filters what is offered
         if tool is None or name in disabled:
             why = "disabled for the rest of this turn after repeated failures" if tool else "not available"

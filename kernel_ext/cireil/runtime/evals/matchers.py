@@ -9,8 +9,6 @@ from typing import Any
 
 MATCHER_KINDS = ("exact", "regex", "subset", "any")
 ORDERS = ("strict", "any", "at-least")
-# The turn's plumbing: answers are checked by [answer], so these count only when a scenario names them.
-PLUMBING = ("respond", "no-response")
 
 
 @dataclass(frozen=True)
@@ -90,9 +88,12 @@ class CallCheck:
 
 
 def counted(calls: list[dict], expected: list[CallSpec]) -> list[dict]:
-    """The calls an ordering rule looks at: plumbing only when the scenario expects it."""
-    named = {spec.tool for spec in expected}
-    return [c for c in calls if c.get("name") not in PLUMBING or c.get("name") in named]
+    """The calls an ordering rule looks at: the turn's plumbing (the tools that end it; answers are checked by
+    [answer]) only when the scenario expects it."""
+    from ..registry import turn_enders
+
+    plumbing = set(turn_enders()) - {spec.tool for spec in expected}
+    return [c for c in calls if c.get("name") not in plumbing]
 
 
 def _closest_miss(spec: CallSpec, calls: list[dict]) -> str:

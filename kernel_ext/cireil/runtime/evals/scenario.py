@@ -42,35 +42,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import params
 from ..conditions import CHANNELS, RuleContext
-from ..config.checker import unknown_key
+from ..config.checker import Checker, label, toml_repr
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
-from ..didyoumean import suggestion as _hint
+from ..didyoumean import suggestion
 from ..errors import ConfigError, ConfigIssue
 from ..session_state import platform_of
 from .matchers import MATCHER_KINDS, ORDERS, CallSpec, Matcher
 
-TOP_KEYS = (
-    "name",
-    "description",
-    "message",
-    "messages",
-    "attachments",
-    "session",
-    "expect",
-    "answer",
-    "limits",
-    "reply",
-)
-SESSION_KEYS = ("name", "channel", "grant", "rules")
-RULES_KEYS = ("channel", "guild", "channel_id", "parent", "nsfw")
-_DISCORD_IDS = ("guild", "channel_id", "parent")
-EXPECT_KEYS = ("order", "call", "forbid")
-CALL_KEYS = ("tool", "args", "ok")
-ANSWER_KEYS = ("contains", "regex", "check", "ended")
-LIMIT_KEYS = ("steps", "tokens", "seconds")
-REPLY_KEYS = ("calls", "text", "reasoning")
-ENDINGS = ("respond", "no-response")
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -113,179 +93,188 @@ class Scenario:
         return bool(self.replies)
 
 
-def _rules_see(r: _Reader, session: dict) -> RuleContext | None:
+def _regex_problem(value: str | list[str]) -> str | None:
+    for pattern in [value] if isinstance(value, str) else value:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            return f"must be a regular expression, not {toml_repr(pattern)} ({exc})"
+    return None
+
+
+def _dotted_problem(value: str) -> str | None:
+    return None if DOTTED.match(value) else f"must be a dotted name module.function, not {toml_repr(value)}"
+
+
+def _ending_problem(value: str) -> str | None:
+    from ..registry import turn_enders  # the tools that declare they end the turn, imported only when asked
+
+    endings = turn_enders()
+    if value in endings:
+        return None
+    return f"must be one of {', '.join(repr(e) for e in endings)}, not {toml_repr(value)}{suggestion(value, endings)}"
+
+
+def _positive(value: float) -> str | None:
+    return None if value > 0 else f"must be above 0, not {toml_repr(value)}"
+
+
+def _text(**kwargs: Any) -> params.String:
+    return params.String(pattern=r"\S", description=kwargs.pop("description", "a non-empty string"), **kwargs)
+
+
+def _texts(**kwargs: Any) -> params.AnyOf:
+    """One string or several: `contains = "Ana"` or `contains = ["Ana", "Ben"]`."""
+    return params.AnyOf(
+        options=(params.String(min_length=1), params.Array(items=params.String(min_length=1))),
+        description="a string or an array of non-empty strings",
+        required=False,
+        **kwargs,
+    )
+
+
+def _listed(value: str | list[str] | None) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+_TABLE = params.RawObject(required=False)  # a section, checked by its own fields below
+_CALLS = params.Array(required=False, description="an array of calls")
+_DISCORD_ID = params.AnyOf(
+    options=(params.String(pattern=r"^[0-9]+$"), params.Integer(minimum=1)),
+    description="a Discord id, digits only",
+    required=False,
+)
+TOP = {
+    "name": _text(required=False),
+    "description": _text(required=False),
+    "message": _text(required=False, description="a non-empty string (for several turns, use 'messages')"),
+    "messages": _texts(),
+    "attachments": _texts(),
+    "session": _TABLE,
+    "expect": _TABLE,
+    "answer": _TABLE,
+    "limits": _TABLE,
+    "reply": params.Array(required=False, description="an array of tables: [[reply]]"),
+}
+SESSION = {"name": _text(default="eval"), "channel": _text(default="notebook"), "grant": _texts(), "rules": _TABLE}
+RULES = {
+    "channel": params.String(enum=CHANNELS, required=False),
+    "guild": _DISCORD_ID,
+    "channel_id": _DISCORD_ID,
+    "parent": _DISCORD_ID,
+    "nsfw": params.Boolean(required=False),
+}
+_DISCORD_IDS = ("guild", "channel_id", "parent")
+EXPECT = {"order": params.String(enum=ORDERS, default="at-least"), "call": _CALLS, "forbid": _CALLS}
+CALL = {
+    "tool": _text(description="a tool name"),
+    "args": params.RawObject(default={}, description="a table of argument name = matcher"),
+    "ok": params.Boolean(required=False, description="true (the call must succeed) or false (it must fail)"),
+}
+ANSWER = {
+    "contains": _texts(),
+    "regex": _texts(check=_regex_problem),
+    "check": params.String(required=False, description="a dotted name module.function", check=_dotted_problem),
+    "ended": params.String(required=False, description="the name of a tool that ends the turn", check=_ending_problem),
+}
+LIMITS = {
+    "steps": params.Integer(minimum=1, required=False),
+    "tokens": params.Integer(minimum=1, required=False),
+    "seconds": params.Number(required=False, description="a number of seconds", check=_positive),
+}
+REPLY = {"calls": _CALLS, "text": _text(required=False), "reasoning": _text(required=False)}
+_REGEX = params.String(description="a regular expression", check=_regex_problem)
+
+
+def _rules_see(check: Checker, raw: Any) -> RuleContext | None:
     """[session.rules]: what conditions.toml rules are told about the session, checked as `%cireil session`
     checks its options (the turns run in the scenario's own session; only the rules see another channel)."""
-    rules = r.table(session.get("rules"), ("session", "rules"), RULES_KEYS)
-    if not rules:
-        return None
     path = ("session", "rules")
-    ids: dict[str, str] = {}
-    for key in _DISCORD_IDS:
-        value = rules.get(key)
-        if value is None:
-            continue
-        text = str(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else value
-        if not isinstance(text, str) or not text.isdigit():
-            r.fail((*path, key), f"'{key}' takes a Discord id, digits only (got {value!r})")
-            return None
-        ids[key] = text
-    nsfw = rules.get("nsfw", False)
-    if not isinstance(nsfw, bool):
-        r.fail((*path, "nsfw"), f"'nsfw' must be true or false, not {nsfw!r}")
+    mark = check.mark()
+    rules = check.table(path, raw, RULES)
+    if not rules or check.errors_since(mark):
         return None
+    ids = {key: str(rules[key]) for key in _DISCORD_IDS if key in rules}
+    nsfw = rules.get("nsfw", False)
     discordish = [k for k in (*_DISCORD_IDS, "nsfw") if k in rules]
-    channel = r.string(rules, path, "channel", choices=CHANNELS) or ("discord" if discordish else None)
+    channel = rules.get("channel") or ("discord" if discordish else None)
     if channel is None:
         return None
     if channel != "discord" and discordish:
-        r.fail(
+        check.fail(
             (*path, discordish[0]),
             "guild, channel_id, parent and nsfw describe Discord: use them with "
             f"channel = \"discord\" (not '{channel}')",
         )
         return None
     if nsfw and ("guild" not in ids or "parent" in ids):
-        r.fail((*path, "nsfw"), "nsfw needs a guild and no parent: DMs and threads are never NSFW in the original")
+        check.fail((*path, "nsfw"), "nsfw needs a guild and no parent: DMs and threads are never NSFW in the original")
         return None
     return RuleContext(
         channel, guild=ids.get("guild"), channel_id=ids.get("channel_id"), parent_id=ids.get("parent"), nsfw=nsfw
     )
 
 
-class _Reader:
-    """Collects every problem of one file, each at its line."""
-
-    def __init__(self, source: TomlSource) -> None:
-        self.source = source
-        self.issues: list[ConfigIssue] = []
-
-    def fail(self, path: tuple, message: str) -> None:
-        self.issues.append(self.source.issue(path, message))
-
-    def table(self, data: Any, path: tuple, known: tuple[str, ...]) -> dict:
-        if data is None:
-            return {}
-        if not isinstance(data, dict):
-            self.fail(path, f"'{'.'.join(map(str, path))}' must be a table")
-            return {}
-        for key in data:
-            if key not in known:
-                self.fail((*path, key), unknown_key(key, known, path))
-        return data
-
-    def string(self, data: dict, path: tuple, key: str, *, choices: tuple[str, ...] = ()) -> str | None:
-        value = data.get(key)
-        if value is None:
+def _matcher(check: Checker, value: Any, path: tuple) -> Matcher | None:
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in MATCHER_KINDS:
+        kind, inner = next(iter(value.items()))
+        where = (*path, kind)
+        if kind == "any":
+            if inner is not True:
+                check.fail(where, f"'{label(*where)}' must be true ({{ any = true }} matches every value)")
+                return None
+            return Matcher("any")
+        if kind == "regex" and not check.value(where, inner, _REGEX)[0]:
             return None
-        if not isinstance(value, str) or not value.strip():
-            self.fail((*path, key), f"'{key}' must be a non-empty string")
-            return None
-        if choices and value not in choices:
-            self.fail(
-                (*path, key), f"'{key}' must be one of {', '.join(choices)}, not '{value}'{_hint(value, choices)}"
-            )
-            return None
-        return value
+        return Matcher(kind, inner)
+    if isinstance(value, dict) and any(k in MATCHER_KINDS for k in value):
+        check.fail(
+            path,
+            f"'{label(*path)}' must be a matcher table with exactly one key of {', '.join(MATCHER_KINDS)}; "
+            "to match a table exactly, write { exact = { ... } }",
+        )
+        return None
+    return Matcher("exact", value)
 
-    def strings(self, data: dict, path: tuple, key: str) -> list[str]:
-        value = data.get(key)
-        if value is None:
-            return []
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            self.fail((*path, key), f"'{key}' must be a string or a list of non-empty strings")
-            return []
-        return value
 
-    def number(self, data: dict, path: tuple, key: str, *, whole: bool) -> Any:
-        value = data.get(key)
-        if value is None:
-            return None
-        ok = isinstance(value, int) if whole else isinstance(value, int | float)
-        if isinstance(value, bool) or not ok or value <= 0:
-            kind = "a whole number" if whole else "a number"
-            self.fail((*path, key), f"'{key}' must be {kind} above 0, not {value!r}")
-            return None
-        return value
+def _call(check: Checker, value: Any, path: tuple) -> CallSpec | None:
+    line = check.source.line_of(*path)
+    if isinstance(value, str) and value:
+        return CallSpec(value, (), line)
+    if not isinstance(value, dict):
+        shown = f"'{label(*path)}' must be a tool name or a table {{ tool = \"NAME\", args = {{ ... }} }}"
+        check.fail(path, f"{shown}, not {toml_repr(value)}")
+        return None
+    mark = check.mark()
+    fields = check.table(path, value, CALL) or {}
+    matchers = []
+    for key, raw in fields.get("args", {}).items():
+        found = _matcher(check, raw, (*path, "args", key))
+        if found is not None:
+            matchers.append((key, found))
+    if check.errors_since(mark):
+        return None
+    return CallSpec(fields["tool"], tuple(matchers), line, fields.get("ok"))
 
-    def matcher(self, value: Any, path: tuple) -> Matcher | None:
-        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in MATCHER_KINDS:
-            kind, inner = next(iter(value.items()))
-            if kind == "any":
-                if inner is not True:
-                    self.fail(path, "'any' must be true: { any = true } matches every value")
-                    return None
-                return Matcher("any")
-            if kind == "regex":
-                if not isinstance(inner, str):
-                    self.fail(path, "'regex' must be a string")
-                    return None
-                try:
-                    re.compile(inner)
-                except re.error as exc:
-                    self.fail(path, f"invalid regular expression {inner!r}: {exc}")
-                    return None
-            return Matcher(kind, inner)
-        if isinstance(value, dict) and any(k in MATCHER_KINDS for k in value):
-            self.fail(
-                path,
-                f"a matcher table has exactly one key of {', '.join(MATCHER_KINDS)}; "
-                "to match a table exactly, write { exact = { ... } }",
-            )
-            return None
-        return Matcher("exact", value)
 
-    def call(self, value: Any, path: tuple) -> CallSpec | None:
-        if isinstance(value, str) and value:
-            return CallSpec(value, (), self.source.line_of(*path))
-        if not isinstance(value, dict):
-            self.fail(path, 'a call is a table { tool = "NAME", args = { ... } } (or, in forbid, a tool name)')
-            return None
-        self.table(value, path, CALL_KEYS)
-        tool = value.get("tool")
-        if not isinstance(tool, str) or not tool:
-            self.fail(path, "a call needs 'tool', the tool's name")
-            return None
-        args = value.get("args", {})
-        if not isinstance(args, dict):
-            self.fail((*path, "args"), "'args' must be a table of argument name = matcher")
-            return None
-        ok = value.get("ok")
-        if ok is not None and not isinstance(ok, bool):
-            self.fail((*path, "ok"), "'ok' must be true (the call must succeed) or false (it must fail)")
-            ok = None
-        matchers = []
-        for key, raw in args.items():
-            m = self.matcher(raw, (*path, "args", key))
-            if m is not None:
-                matchers.append((key, m))
-        return CallSpec(tool, tuple(matchers), self.source.line_of(*path), ok)
+def _calls(check: Checker, value: list | None, path: tuple) -> list[CallSpec]:
+    found = [_call(check, item, (*path, n)) for n, item in enumerate(value or ())]
+    return [c for c in found if c is not None]
 
-    def calls(self, value: Any, path: tuple) -> list[CallSpec]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.fail(path, f"'{path[-1]}' must be a list of calls")
-            return []
-        found = [self.call(item, (*path, n)) for n, item in enumerate(value)]
-        return [c for c in found if c is not None]
 
-    def reply(self, value: Any, path: tuple) -> PinnedReply | None:
-        table = self.table(value, path, REPLY_KEYS)
-        if not table:
-            if isinstance(value, dict):
-                self.fail(path, "a pinned reply needs 'calls' or 'text'")
-            return None
-        calls = []
-        for spec in self.calls(table.get("calls"), (*path, "calls")):
-            calls.append((spec.tool, _plain_args(table["calls"][len(calls)])))
-        text = self.string(table, path, "text")
-        reasoning = self.string(table, path, "reasoning")
-        if not calls and text is None:
-            self.fail(path, "a pinned reply needs 'calls' or 'text'")
-        return PinnedReply(tuple(calls), text, reasoning)
+def _reply(check: Checker, value: Any, path: tuple) -> PinnedReply | None:
+    mark = check.mark()
+    table = check.table(path, value, REPLY)
+    if table is None:
+        return None
+    calls = []
+    for n, raw in enumerate(table.get("calls") or ()):
+        spec = _call(check, raw, (*path, "calls", n))
+        if spec is not None:
+            calls.append((spec.tool, _plain_args(raw)))
+    if not calls and "text" not in table and not check.errors_since(mark):
+        check.fail(path, f"'{label(*path)}' needs 'calls' or 'text'")
+    return PinnedReply(tuple(calls), table.get("text"), table.get("reasoning"))
 
 
 def _plain_args(call: Any) -> dict:
@@ -293,69 +282,61 @@ def _plain_args(call: Any) -> dict:
 
 
 def parse_scenario(source: TomlSource, base: Path, default_name: str) -> tuple[Scenario | None, list[ConfigIssue]]:
-    r = _Reader(source)
-    data = r.table(source.data, (), TOP_KEYS)
-    name = r.string(data, (), "name") or default_name
-    messages = r.strings(data, (), "messages")
+    check = Checker(source)
+    data = source.data
+    top = check.table((), data, TOP) or {}
+    messages = _listed(top.get("messages"))
     if "message" in data:
         if messages:
-            r.fail(("message",), "write either 'message' or 'messages', not both")
-        messages = r.strings(data, (), "message")[:1] if isinstance(data["message"], str) else []
-        if not isinstance(data["message"], str) or not data["message"].strip():
-            r.fail(("message",), "'message' must be a non-empty string (for several turns, use 'messages')")
-    if not messages and "message" not in data and "messages" not in data:
-        r.issues.append(ConfigIssue(source.rel, 1, "a scenario needs 'message' (or 'messages'), what the person says"))
+            check.fail(("message",), "write either 'message' or 'messages', not both")
+        messages = [top["message"]] if "message" in top else []
+    elif "messages" not in data:
+        check.issues.append(
+            ConfigIssue(source.rel, 1, "a scenario needs 'message' (or 'messages'), what the person says")
+        )
     attachments = []
-    for n, raw in enumerate(r.strings(data, (), "attachments")):
+    for raw in _listed(top.get("attachments")):
         path = (base / raw).resolve()
         if not path.is_file():
-            r.fail(("attachments",), f"attachment {raw!r} (item {n + 1}): no such file next to the scenario")
+            check.fail(("attachments",), f"'attachments' must name files next to the scenario, not {toml_repr(raw)}")
         attachments.append(str(path))
-    scenario = Scenario(name=name, path=source.rel, messages=messages, attachments=attachments)
-    scenario.description = r.string(data, (), "description") or ""
+    scenario = Scenario(name=top.get("name") or default_name, path=source.rel, messages=messages)
+    scenario.attachments = attachments
+    scenario.description = top.get("description", "")
 
-    session = r.table(data.get("session"), ("session",), SESSION_KEYS)
-    scenario.session_name = r.string(session, ("session",), "name") or "eval"
-    scenario.channel = r.string(session, ("session",), "channel") or "notebook"
+    session = check.table(("session",), top.get("session", {}), SESSION) or {}
+    scenario.session_name = session.get("name", "eval")
+    scenario.channel = session.get("channel", "notebook")
     if ":" in scenario.channel or ":" in scenario.session_name:
-        r.fail(("session",), "session 'name' and 'channel' cannot contain ':' (the session id is CHANNEL:NAME)")
+        check.fail(("session",), "session 'name' and 'channel' cannot contain ':' (the session id is CHANNEL:NAME)")
     if "grant" in session:
-        scenario.grant = r.strings(session, ("session",), "grant")
+        scenario.grant = _listed(session["grant"])
         if platform_of(scenario.session_id) != "remote":
-            r.fail(("session", "grant"), f"grants apply to remote sessions only; channel '{scenario.channel}' is not")
-    scenario.rules_see = _rules_see(r, session)
+            check.fail(
+                ("session", "grant"), f"grants apply to remote sessions only; channel '{scenario.channel}' is not"
+            )
+    scenario.rules_see = _rules_see(check, session.get("rules", {}))
 
-    expect = r.table(data.get("expect"), ("expect",), EXPECT_KEYS)
-    scenario.order = r.string(expect, ("expect",), "order", choices=ORDERS) or "at-least"
-    scenario.expected = r.calls(expect.get("call"), ("expect", "call"))
-    scenario.forbidden = r.calls(expect.get("forbid"), ("expect", "forbid"))
+    expect = check.table(("expect",), top.get("expect", {}), EXPECT) or {}
+    scenario.order = expect.get("order", "at-least")
+    scenario.expected = _calls(check, expect.get("call"), ("expect", "call"))
+    scenario.forbidden = _calls(check, expect.get("forbid"), ("expect", "forbid"))
 
-    answer = r.table(data.get("answer"), ("answer",), ANSWER_KEYS)
-    scenario.contains = r.strings(answer, ("answer",), "contains")
-    scenario.regex = r.strings(answer, ("answer",), "regex")
-    for pattern in scenario.regex:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            r.fail(("answer", "regex"), f"invalid regular expression {pattern!r}: {exc}")
-    scenario.check = r.string(answer, ("answer",), "check")
-    if scenario.check and not DOTTED.match(scenario.check):
-        r.fail(("answer", "check"), f"'check' must be a dotted name module.function, not {scenario.check!r}")
-    scenario.ended = r.string(answer, ("answer",), "ended", choices=ENDINGS)
+    answer = check.table(("answer",), top.get("answer", {}), ANSWER) or {}
+    scenario.contains = _listed(answer.get("contains"))
+    scenario.regex = _listed(answer.get("regex"))
+    scenario.check = answer.get("check")
+    scenario.ended = answer.get("ended")
 
-    limits = r.table(data.get("limits"), ("limits",), LIMIT_KEYS)
-    scenario.max_steps = r.number(limits, ("limits",), "steps", whole=True)
-    scenario.max_tokens = r.number(limits, ("limits",), "tokens", whole=True)
-    scenario.seconds = r.number(limits, ("limits",), "seconds", whole=False)
+    limits = check.table(("limits",), top.get("limits", {}), LIMITS) or {}
+    scenario.max_steps = limits.get("steps")
+    scenario.max_tokens = limits.get("tokens")
+    scenario.seconds = limits.get("seconds")
 
-    replies = data.get("reply")
-    if replies is not None:
-        if not isinstance(replies, list):
-            r.fail(("reply",), "pinned replies are an array of tables: [[reply]]")
-        else:
-            found = [r.reply(item, ("reply", n)) for n, item in enumerate(replies)]
-            scenario.replies = [p for p in found if p is not None]
-    if not r.issues and not (  # a misspelt section says so itself: "checks nothing" would only add noise
+    found = [_reply(check, item, ("reply", n)) for n, item in enumerate(top.get("reply") or ())]
+    scenario.replies = [p for p in found if p is not None]
+    issues = check.issues
+    if not issues and not (  # a misspelt section says so itself: "checks nothing" would only add noise
         scenario.expected
         or scenario.forbidden
         or scenario.contains
@@ -363,13 +344,13 @@ def parse_scenario(source: TomlSource, base: Path, default_name: str) -> tuple[S
         or scenario.check
         or scenario.ended
     ):
-        r.issues.append(
+        issues.append(
             ConfigIssue(
                 source.rel, 1, "the scenario checks nothing: add [[expect.call]], expect.forbid or an [answer] check"
             )
         )
-    r.issues.sort(key=lambda i: i.line or 0)
-    return (None if r.issues else scenario), r.issues
+    issues.sort(key=lambda i: i.line or 0)
+    return (None if issues else scenario), issues
 
 
 def read_scenario(path: str | Path) -> tuple[Scenario | None, list[ConfigIssue]]:

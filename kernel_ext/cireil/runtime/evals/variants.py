@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config.checker import unknown_key
+from .. import params
+from ..config.checker import Checker, toml_repr
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..didyoumean import suggestion as _hint
 from ..errors import ConfigError, ConfigIssue
 from ..layout import BLOCK_NAMES
 
-VARIANT_KEYS = ("description", "provider", "model", "core", "blocks", "tools", "descriptions")
 # The user's own conversations (and cireil's files beside them, in any version, their recorded turns
 # too): a run starts with none, and the turns recorded in its copy are its own.
 NOT_COPIED = (
@@ -69,56 +69,50 @@ class Variant:
 BASE = Variant("base", "the agent as it is")
 
 
+def _text(description: str = "a non-empty string") -> params.String:
+    return params.String(pattern=r"\S", description=description, required=False)
+
+
+_FILE = "a file path (relative to this file)"
+VARIANT = {
+    "description": _text(),
+    "provider": _text("the name of a provider table of config/engine.toml"),
+    "model": _text(),
+    "core": _text(_FILE),
+    "blocks": params.RawObject(default={}),  # block name -> file, checked below
+    "tools": params.RawObject(default={}),  # merged over config/tools.toml, which checks it when the copy loads
+    "descriptions": params.RawObject(default={}),  # tool name -> what the model is told about it
+}
+_DESCRIPTION = _text("a non-empty string (what the model is told about the tool)")
+
+
 def parse_variants(source: TomlSource, base: Path) -> tuple[list[Variant], list[ConfigIssue]]:
-    issues: list[ConfigIssue] = []
+    check = Checker(source)
+
+    def existing(raw: str) -> str | None:
+        found = (base / raw).resolve().is_file()
+        return None if found else f"must be an existing file (relative to this file), not {toml_repr(raw)}"
+
+    a_file = params.String(pattern=r"\S", description=_FILE, check=existing)
     out: list[Variant] = []
-
-    def fail(path: tuple, message: str) -> None:
-        issues.append(source.issue(path, message))
-
-    def file_ref(path: tuple, raw: Any) -> str | None:
-        if not isinstance(raw, str) or not raw:
-            fail(path, "must be a file path (relative to this file)")
-            return None
-        target = (base / raw).resolve()
-        if not target.is_file():
-            fail(path, f"no such file: {raw}")
-            return None
-        return str(target)
-
     for name, table in source.data.items():
-        if not isinstance(table, dict):
-            fail((name,), f"'{name}' must be a table [{name}]: each variant is one table")
+        fields = check.table((name,), table, VARIANT)
+        if fields is None:
             continue
-        v = Variant(name)
-        for key, value in table.items():
-            where = (name, key)
-            if key not in VARIANT_KEYS:
-                fail(where, unknown_key(key, VARIANT_KEYS, (name,)))
-            elif key in ("description", "provider", "model"):
-                if not isinstance(value, str) or not value:
-                    fail(where, f"'{key}' must be a non-empty string")
-                else:
-                    setattr(v, key, value)
-            elif key == "core":
-                v.core = file_ref(where, value)
-            elif key in ("blocks", "tools", "descriptions") and not isinstance(value, dict):
-                fail(where, f"'{key}' must be a table")
-            elif key == "blocks":
-                for block, ref in value.items():
-                    if block not in BLOCK_NAMES:
-                        fail((*where, block), f"no block '{block}'{_hint(block, BLOCK_NAMES)}")
-                    elif (found := file_ref((*where, block), ref)) is not None:
-                        v.blocks[block] = found
-            elif key == "tools":
-                v.tools = dict(value)
-            else:
-                for tool, text in value.items():
-                    if not isinstance(text, str) or not text.strip():
-                        fail((*where, tool), "a tool description must be a non-empty string")
-                    else:
-                        v.descriptions[tool] = text
+        v = Variant(name, fields.get("description", ""), fields.get("provider"), fields.get("model"))
+        if "core" in fields and check.value((name, "core"), fields["core"], a_file)[0]:
+            v.core = str((base / fields["core"]).resolve())
+        blocks = fields.get("blocks", {})
+        check.unknown(blocks, BLOCK_NAMES, (name, "blocks"))
+        for block, ref in blocks.items():
+            if block in BLOCK_NAMES and check.value((name, "blocks", block), ref, a_file)[0]:
+                v.blocks[block] = str((base / ref).resolve())
+        v.tools = dict(fields.get("tools", {}))
+        for tool, text in fields.get("descriptions", {}).items():
+            if check.value((name, "descriptions", tool), text, _DESCRIPTION)[0]:
+                v.descriptions[tool] = text
         out.append(v)
+    issues = check.issues
     issues.sort(key=lambda i: i.line or 0)
     return out, issues
 

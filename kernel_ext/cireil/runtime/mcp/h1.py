@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import unquote
 
-from .h1conn import Connection, HttpError, HttpProtocolError, connect
+from .h1conn import Connection, HttpError, HttpProtocolError, connect, read_limited
 
 MAX_HEAD = 64 * 1024  # bytes of a response's status line and header fields
 MAX_FIELDS = 256
@@ -126,14 +126,7 @@ class Response:
 
     async def read(self, limit: int) -> bytes | None:
         """The whole body, or None once it passes `limit` bytes (the connection is then closed, unread rest)."""
-        parts: list[bytes] = []
-        size = 0
-        async for data in self.chunks():
-            size += len(data)
-            if size > limit:
-                return None
-            parts.append(data)
-        return b"".join(parts)
+        return await read_limited(self.chunks(), limit)
 
     async def _framed(self) -> AsyncIterator[bytes]:
         conn = self._conn

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 HIGH_WATER = 256 * 1024  # bytes buffered before reading from the socket pauses
 LOW_WATER = 64 * 1024
@@ -175,3 +175,15 @@ async def connect(
     if on_connect is not None:
         on_connect((time.perf_counter() - started) * 1000)
     return conn
+
+
+async def read_limited(chunks: AsyncIterator[bytes], limit: int) -> bytes | None:
+    """A whole body from its chunks, or None once it passes `limit` bytes (the rest is never read)."""
+    parts: list[bytes] = []
+    size = 0
+    async for data in chunks:
+        size += len(data)
+        if size > limit:
+            return None
+        parts.append(data)
+    return b"".join(parts)

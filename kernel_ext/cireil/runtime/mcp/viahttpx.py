@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from .h1conn import HttpError, HttpProtocolError
+from .h1conn import HttpError, HttpProtocolError, read_limited
 
 _PROTOCOL = (httpx.RemoteProtocolError, httpx.DecodingError, httpx.LocalProtocolError)
 
@@ -43,14 +43,7 @@ class ProxiedResponse:
             raise _mapped(exc) from None
 
     async def read(self, limit: int) -> bytes | None:
-        parts: list[bytes] = []
-        size = 0
-        async for data in self.chunks():
-            size += len(data)
-            if size > limit:
-                return None
-            parts.append(data)
-        return b"".join(parts)
+        return await read_limited(self.chunks(), limit)
 
     async def aclose(self) -> None:
         await self._response.aclose()

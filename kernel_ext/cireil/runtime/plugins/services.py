@@ -16,16 +16,14 @@ never leaves half a value and other users of the machine cannot read it.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import safefs
 from ..errors import ToolError
+from ..fsutil import atomic_write
 
 if TYPE_CHECKING:
     from ..tool import ToolContext
@@ -104,17 +102,7 @@ class PluginState:
                 hint="Delete old state, or raise stateQuotaBytes for this plugin in config/plugins.toml.",
             )
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.folder)  # mkstemp: mode 0600
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(payload)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, payload, mode=0o600)
 
     def delete(self, key: str) -> bool:
         try:

@@ -13,13 +13,13 @@ Tools run for real on the agent, as in any turn.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..engine.engine import Engine
     from ..engine.turn import EventSink, TurnOutcome
     from .model import RecordedTurn
 
@@ -85,35 +85,11 @@ def _session_id(agent: Agent, turn: RecordedTurn, step: int) -> str:
     return candidate
 
 
-def fork(
-    agent: Agent,
-    turn: RecordedTurn,
-    step: int,
-    *,
-    position: int = 0,
-    arguments: dict | None = None,
-    result: dict | None = None,
-    live: bool = False,
-    model: str | None = None,
-    provider: str | None = None,
-    on_event: EventSink | None = None,
-) -> TurnOutcome:
+def fork(agent: Agent, turn: RecordedTurn, step: int, **options: Any) -> TurnOutcome:
+    """`fork_turn` run to its end on the runtime loop; `options` are its keyword arguments."""
     from ..loop import RUNTIME
 
-    return RUNTIME.run(
-        fork_turn(
-            agent,
-            turn,
-            step,
-            position=position,
-            arguments=arguments,
-            result=result,
-            live=live,
-            model=model,
-            provider=provider,
-            on_event=on_event,
-        )
-    )
+    return RUNTIME.run(fork_turn(agent, turn, step, **options))
 
 
 def fork_turn(
@@ -174,11 +150,11 @@ def fork_turn(
 
     fresh = msgs.user_message("")
     user.update({"id": fresh["id"], "timestamp": fresh["timestamp"]})
-    return _run(agent, session, user, turn, replies, live, model, provider, hook, on_event)
+    return _run(agent.engine, session, user, turn, replies, live, model, provider, hook, on_event)
 
 
 async def _run(
-    agent: Agent,
+    engine: Engine,
     session: Any,
     user: dict,
     turn: RecordedTurn,
@@ -189,42 +165,20 @@ async def _run(
     hook: Any,
     on_event: Any,
 ) -> TurnOutcome:
-    """Engine.run_turn's steps, with the recorded replies in front of (or instead of) the provider."""
-    from ..engine.turn import Turn
-    from ..errors import ConfigError
+    """A turn whose model calls are answered by the recorded replies first (and by the real model after them
+    when `live`); recorded like any turn."""
 
-    engine = agent.engine
-    if engine._lock is None:
-        engine._lock = asyncio.Lock()
-    async with engine._lock:
-        notices = agent.refresh()
-        try:
-            chosen, model_name, model_cfg, more = engine.resolve(
-                session, provider or turn.provider, model or turn.model
-            )
-        except ConfigError:
-            if live and (model or provider):
-                raise
-            chosen, model_name, model_cfg, more = engine.resolve(session)
-            more = [*more, f"provider '{turn.provider}' is gone from engine.toml; using '{chosen.name}'"]
-        real = None
-        if live:
-            engine.check_credentials(chosen)
-        model_cfg = await engine.fit_window(chosen, model_name, model_cfg, ask=live)  # pruning as the turn had
-        if live:
-            real = engine.client(chosen, model_name, model_cfg)
-        client = RecordedClient(replies, replace(chosen), model_cfg, real)
-        sink = agent.recording.observe(session.id, on_event or (lambda event: None))
-        forked = Turn(
-            engine,
-            session,
-            on_event=sink,
-            provider=chosen,
-            model=model_name,
-            model_cfg=model_cfg,
-            client=client,
-            tools=agent.offered_tools(session),
-            notices=[*notices, *more],
-        )
-        forked.on_tool_call = hook
-        return await forked.run(user)
+    def recorded(chosen: Any, model_name: str, model_cfg: Any) -> RecordedClient:
+        real = engine.client(chosen, model_name, model_cfg) if live else None
+        return RecordedClient(replies, replace(chosen), model_cfg, real)
+
+    return await engine.run_turn(
+        session,
+        user,
+        on_event=on_event or (lambda event: None),
+        provider=provider or turn.provider,
+        model=model or turn.model,
+        on_tool_call=hook,
+        client=recorded,
+        offline=not live,
+    )

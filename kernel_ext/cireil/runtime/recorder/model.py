@@ -186,6 +186,11 @@ class RecordedTurn:
             )
             for s in data["steps"]
         ]
+        return cls.from_data(data, steps)
+
+    @classmethod
+    def from_data(cls, data: dict, steps: list[RecordedStep]) -> RecordedTurn:
+        """A turn without a store, from its JSON data (`to_dict`'s, or a portable file's) and its steps."""
         return cls(
             data["id"],
             data["session_id"],
@@ -194,10 +199,10 @@ class RecordedTurn:
             data.get("provider", ""),
             data.get("user"),
             data.get("ended", ""),
-            None,
+            data.get("error"),
             data.get("usage") or {},
-            None,
-            len(steps),
+            data.get("seconds"),
+            data.get("step_count", len(steps)),
             None,
             _steps=steps,
         )

@@ -168,21 +168,5 @@ def _unpack(data: dict) -> list[RecordedTurn]:
                     _request=body,
                 )
             )
-        out.append(
-            RecordedTurn(
-                t["id"],
-                t["session_id"],
-                t.get("started", 0.0),
-                t.get("model", ""),
-                t.get("provider", ""),
-                t.get("user"),
-                t.get("ended", ""),
-                t.get("error"),
-                t.get("usage") or {},
-                t.get("seconds"),
-                t.get("step_count", len(steps)),
-                None,
-                _steps=steps,
-            )
-        )
+        out.append(RecordedTurn.from_data(t, steps))
     return out

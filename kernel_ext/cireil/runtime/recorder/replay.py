@@ -18,7 +18,6 @@ the model.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import shutil
 import tempfile
@@ -31,7 +30,9 @@ from ..loop import RUNTIME
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..engine.engine import Engine
     from ..engine.turn import TurnOutcome
+    from ..host import TurnHost
     from .model import RecordedTurn
 
 LEFT_BEHIND = ("sessions.db*", "cireil-side.db*", "cireil-recordings.db*", ".cireil-tmp-*")
@@ -123,9 +124,9 @@ def scripted_replies(turn: RecordedTurn) -> list:
     return out
 
 
-def invalid_calls(agent: Agent, turn: RecordedTurn) -> dict[tuple[int, int], str]:
+def invalid_calls(host: TurnHost, turn: RecordedTurn) -> dict[tuple[int, int], str]:
     """Recorded calls the agent's current tools refuse: {(step, position): why}."""
-    tools = agent.current_tools()
+    tools = host.current_tools()
     out: dict[tuple[int, int], str] = {}
     for step in turn.steps:
         for position, call in enumerate(step.tool_calls):
@@ -207,7 +208,7 @@ def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> Repla
             invalid = invalid_calls(target, turn)
             events: list[dict] = []
             session = target.session_for(f"notebook:replay-{turn.id}" if in_place else turn.session_id)
-            outcome = RUNTIME.run(_run(target, session, turn, llm.base_url, events.append))
+            outcome = RUNTIME.run(_run(target.engine, session, turn, llm.base_url, events.append))
         finally:
             if not in_place:
                 target.close()
@@ -226,47 +227,38 @@ def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> Repla
     )
 
 
-async def _run(agent: Agent, session: Any, turn: RecordedTurn, base_url: str, on_event: Any) -> TurnOutcome:
-    """The turn of Engine.run_turn, with a client for the scripted server in place of the provider's."""
+async def _run(engine: Engine, session: Any, turn: RecordedTurn, base_url: str, on_event: Any) -> TurnOutcome:
+    """The recorded turn again, its provider's client replaced by one for the scripted server; not recorded."""
     from ..config.engine_config import KeySource
     from ..engine.provider import OpenAIProvider
-    from ..engine.turn import Turn
-    from ..errors import ConfigError
 
-    engine = agent.engine
-    if engine._lock is None:  # the engine's own lock: a replay in place never overlaps a live turn
-        engine._lock = asyncio.Lock()
-    async with engine._lock:
-        notices = agent.refresh()
-        try:
-            chosen, model, model_cfg, more = engine.resolve(session, turn.provider, turn.model)
-        except ConfigError:  # the recorded provider is gone from engine.toml: the default one's settings
-            chosen, model, model_cfg, more = engine.resolve(session)
-            more = [*more, f"provider '{turn.provider}' is gone from engine.toml; replaying with '{chosen.name}'"]
-        model_cfg = await engine.fit_window(chosen, model, model_cfg, ask=False)  # offline: a list asked earlier
-        scripted = replace(chosen, api_base=base_url, api_keys=[KeySource("replay")], custom_headers={})
-        client = OpenAIProvider(scripted, model, model_cfg=model_cfg)
-        user = None
-        if turn.user is not None:
-            from .. import messages as msgs
+    made: list[OpenAIProvider] = []
 
-            user = msgs.user_message("")
-            user["content"] = copy.deepcopy(turn.user.get("content") or [])
-        replaying = Turn(
-            engine,
+    def scripted(chosen: Any, model: str, model_cfg: Any) -> OpenAIProvider:
+        offline = replace(chosen, api_base=base_url, api_keys=[KeySource("replay")], custom_headers={})
+        made.append(OpenAIProvider(offline, model, model_cfg=model_cfg))
+        return made[-1]
+
+    user = None
+    if turn.user is not None:
+        from .. import messages as msgs
+
+        user = msgs.user_message("")
+        user["content"] = copy.deepcopy(turn.user.get("content") or [])
+    try:
+        return await engine.run_turn(
             session,
+            user,
             on_event=on_event,
-            provider=chosen,
-            model=model,
-            model_cfg=model_cfg,
-            client=client,
-            tools=agent.offered_tools(session),
-            notices=notices + more,
+            provider=turn.provider,
+            model=turn.model,
+            on_tool_call=reviewed_calls(turn),
+            client=scripted,
+            offline=True,  # the context window from a list asked earlier, pruning as the turn had
+            record=False,
         )
-        replaying.on_tool_call = reviewed_calls(turn)
-        try:
-            return await replaying.run(user)
-        finally:
+    finally:
+        for client in made:
             await client.aclose()
 
 

@@ -51,16 +51,20 @@ def ms_to_iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).astimezone().isoformat(timespec=spec)
 
 
-def iso_to_ms(value: Any) -> int | None:
+def iso_to_epoch(value: Any) -> float | None:
+    """ISO-8601 -> seconds; a time without an offset is taken as local time. None when unparseable."""
     if not isinstance(value, str) or not value:
         return None
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError:
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.astimezone()
-    return round(parsed.timestamp() * 1000)
+    return parsed.timestamp() if parsed.tzinfo else parsed.astimezone().timestamp()
+
+
+def iso_to_ms(value: Any) -> int | None:
+    seconds = iso_to_epoch(value)
+    return None if seconds is None else round(seconds * 1000)
 
 
 def _finite(value: Any) -> Any:

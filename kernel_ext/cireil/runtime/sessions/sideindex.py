@@ -12,7 +12,6 @@ import hashlib
 import heapq
 import re
 import sqlite3
-from datetime import datetime
 from typing import Any
 
 from ..messages import searchable_text
@@ -31,15 +30,7 @@ def _prefix_hash(text: str) -> str:
 _FORGET = "INSERT INTO search_fts (search_fts, rowid, folded) VALUES ('delete', ?, ?)"
 
 
-def to_epoch(value: Any) -> float | None:
-    """ISO-8601 -> seconds; a time without an offset is taken as local time. None when unparseable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    return parsed.timestamp() if parsed.tzinfo else parsed.astimezone().timestamp()
+to_epoch = hj.iso_to_epoch  # what the store and the session tools compare times with
 
 
 def channel_of(session_id: str) -> str:

@@ -14,6 +14,7 @@ TOOL = Tool(
     name="no-response",
     ends_turn="always",
     breakable=False,
+    always_granted=True,
     description="End your turn without sending a message (when nothing needs saying).",
     params=Params(),
     run=run,

@@ -69,6 +69,7 @@ TOOL = Tool(
     name="respond",
     ends_turn="success",
     breakable=False,
+    always_granted=True,
     description=(
         "Send a message to the person. This is the only way your words reach anyone: text outside a respond call "
         "is never delivered. content is Markdown. channel is 'current' (default), 'last' (the most recently active "
