@@ -44,6 +44,23 @@ def test_tools_toml_is_required(tmp_path):
     assert "required file is missing" in str(info.value)
 
 
+def test_tools_toml_removed_from_a_loaded_agent_fails_calls_until_it_is_back(tmp_path):
+    # loading finds the agent by its tools.toml; only the re-read at a call's start can notice it is gone
+    agent_dir = make_agent(tmp_path, OK_PREFIX)
+    tools_toml = agent_dir / "config" / "tools.toml"
+    agent = cireil.load(agent_dir)
+    try:
+        assert agent.call("list-dir", path="/workspace").success
+        tools_toml.unlink()
+        with pytest.raises(ConfigError) as info:
+            agent.call("list-dir", path="/workspace")
+        assert str(info.value).startswith("config/tools.toml: required file is missing")
+        tools_toml.write_text(OK_PREFIX)
+        assert agent.call("list-dir", path="/workspace").success
+    finally:
+        agent.close()
+
+
 def test_valid_file_loads_in_file_order(tmp_path):
     agent = agent_with(tmp_path, "session-info = true\nread = false\nlist-dir = true\nwrite = false\n")
     loaded = cireil.load(agent)
