@@ -225,13 +225,18 @@ def _open_scratch(path: str, near: int) -> int | None:
     return fd
 
 
+def _write_all(fd: int, data: bytes, keep: int) -> None:
+    """All of `data`, on disk (fsync), then the file's permission bits."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
+    os.fchmod(fd, keep)
+
+
 def _fill(fd: int, data: bytes, keep: int) -> None:
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-        os.fchmod(fd, keep)
+        _write_all(fd, data, keep)
     finally:
         os.close(fd)
 
@@ -267,11 +272,7 @@ def _write_unnamed(dfd: int, name: str, data: bytes, keep: int, exclusive: bool)
         raise
     proc = f"/proc/self/fd/{fd}"
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-        os.fchmod(fd, keep)
+        _write_all(fd, data, keep)
         if not os.path.isdir("/proc/self/fd"):  # no /proc to link an unnamed file through
             return False
         if exclusive:  # linkat refuses an existing name: no temporary name at all
