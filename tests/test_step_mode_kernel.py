@@ -202,3 +202,10 @@ def test_the_stop_button_and_cireil_stop_end_a_waiting_turn(stepping, llm):
     assert "no step-mode turn is live: nothing to stop" in kernel.run("%cireil stop").stdout
     roles = py(kernel, "print([m['role'] for m in cireil.current_agent().session.history])")
     assert roles == "['user', 'user']"  # each message kept, nothing of either interrupted step
+    # unloading the extension gives the kernel back the idle interrupt handler it had before step mode
+    before = "k = get_ipython().kernel; print(getattr(k.saved_sigint_handler, 'cireil_step_mode', False))"
+    assert py(kernel, before) == "True"
+    kernel.run("%unload_ext cireil")
+    assert py(kernel, before) == "False"
+    kernel.interrupt()
+    assert py(kernel, "print(1 + 1)") == "2"

@@ -82,6 +82,8 @@ def unload_ipython_extension(ip: Any) -> None:
         if agent_fn is not None:
             magictable.remove(ip, AGENT_MAGIC, agent_fn)
         controller.close()
+    if "cireil.kernel.stepmode" in sys.modules:  # step mode was used: its interrupt handler goes too
+        sys.modules["cireil.kernel.stepmode"].forget_interrupts(ip)
     display.without_widgets(ip)  # the printers stay: the Python API's results render rich without the extension
     RUNTIME.stop()
 

@@ -464,4 +464,13 @@ def _hear_interrupts() -> None:
             previous(signum, frame)  # someone else's idle handler keeps working
 
     on_interrupt.cireil_step_mode = True  # type: ignore[attr-defined]
+    on_interrupt.previous = previous  # type: ignore[attr-defined]
     kernel.saved_sigint_handler = on_interrupt
+
+
+def forget_interrupts(ip: Any) -> None:
+    """The extension is unloaded: the kernel gets back the idle SIGINT handler it had before step mode."""
+    kernel = getattr(ip, "kernel", None)
+    handler = getattr(kernel, "saved_sigint_handler", None)
+    if getattr(handler, "cireil_step_mode", False):
+        kernel.saved_sigint_handler = handler.previous
