@@ -11,9 +11,7 @@ symlinks are followed, but a FIFO or a huge file there never hangs or floods a t
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from cireil.runtime.errors import ConfigError
 from cireil.runtime.jobs.heartbeat import tasks_text
 from conftest import make_agent
 from exec_agent import BINARIES, exec_agent
+from test_hostile_fifos import within
 
 SECRET = "HOST-SECRET-LINE"
 SECRET_BLOCK = f'+++\ndescription = "{SECRET} description"\n+++\n{SECRET}\n'
@@ -36,30 +35,6 @@ def outside(tmp_path: Path) -> Path:
     (folder / "skill").mkdir()
     (folder / "skill" / "SKILL.md").write_text(f"---\nname: evil\ndescription: {SECRET}\n---\nbody\n")
     return folder
-
-
-def _within(seconds: float, fn, fifo: Path):
-    """fn() in a thread: a regression that blocks on `fifo` fails the test (and is let go) instead of hanging."""
-    box: dict = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        for _ in range(100):  # a writer that closes: each blocked open goes on and reads EOF
-            with contextlib.suppress(OSError):
-                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            thread.join(0.1)
-        pytest.fail(f"blocked opening the FIFO {fifo.name} for {seconds} s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 def _swap_for_link(path: Path, target: Path) -> None:
@@ -119,7 +94,7 @@ def test_a_conditional_block_that_is_a_fifo_fails_the_turn_instead_of_hanging(tm
             agent.close()
 
     with pytest.raises(ConfigError, match=r"after-hours\.md: cannot be read: .*not a regular file"):
-        _within(30, load_and_prompt, fifo)
+        within(30, load_and_prompt, fifo)
 
 
 def test_the_heartbeat_tasks_file_is_read_inside_tasks_only(tmp_path, outside):
@@ -132,7 +107,7 @@ def test_the_heartbeat_tasks_file_is_read_inside_tasks_only(tmp_path, outside):
     assert tasks_text(agent_dir) == ""
     (tasks / "HEARTBEAT.md").unlink()
     os.mkfifo(tasks / "HEARTBEAT.md")  # would block the heartbeat (and the runtime loop) if opened
-    assert _within(30, lambda: tasks_text(agent_dir), tasks / "HEARTBEAT.md") == ""
+    assert within(30, lambda: tasks_text(agent_dir), tasks / "HEARTBEAT.md") == ""
 
 
 @pytest.mark.skipif(not cireil.sandbox_available(), reason="needs bubblewrap")
