@@ -10,19 +10,16 @@ command never sees the outside. Real bwrap throughout; tests/unprivileged.py run
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import stat
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
 import cireil
 from cireil.runtime.exec import sandbox
 from exec_agent import BINARIES, exec_agent
-from test_path_races import SECRET, snapshot
+from test_path_races import SECRET, Swapper, snapshot
 
 RUNS = 400
 MAX_SECONDS = 60.0
@@ -35,48 +32,6 @@ CONDITIONS = (
 
 def sh(agent, script: str) -> dict:
     return agent.call("exec", command="sh", args=["-c", script]).data
-
-
-class Swapper(threading.Thread):
-    """Flips `path` between the real directory and a symlink to `outside` as fast as it can.
-
-    bwrap may meet `path` missing and make a directory or an empty file there to mount on (it does so
-    through the workspace bind): settling removes whatever took the real directory's place.
-    """
-
-    def __init__(self, path: Path, outside: Path) -> None:
-        super().__init__(daemon=True)
-        self.path, self.real, self.outside = path, path.with_name(path.name + ".real"), outside
-        self.stop = threading.Event()
-        self.swaps = 0
-
-    def _settle(self) -> None:
-        if not self.real.exists():
-            return
-        if self.path.is_symlink() or self.path.is_file():
-            self.path.unlink()
-        elif self.path.is_dir():
-            shutil.rmtree(self.path)
-        os.rename(self.real, self.path)
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                self._settle()
-                os.rename(self.path, self.real)
-                os.symlink(self.outside, self.path)
-                time.sleep(0)
-                os.unlink(self.path)
-                os.rename(self.real, self.path)
-                self.swaps += 1
-                time.sleep(random.random() / 1000)  # the real directory for a while too: both states get seen
-            except OSError:
-                continue
-
-    def restore(self) -> None:
-        self.stop.set()
-        self.join(5)
-        self._settle()
 
 
 @pytest.fixture
@@ -99,7 +54,7 @@ def test_a_symlink_swapped_in_on_the_way_to_a_rebound_area_is_never_mounted(worl
     agent, path, outside = world
     assert sh(agent, "cat /workspace/d/pub/f.txt")["stdout"] == "inside pub\n"  # the bind works when nothing moves
     before = snapshot(outside)
-    swapper = Swapper(path / "workspace" / swapped, outside / swapped.removeprefix("d").lstrip("/"))
+    swapper = Swapper(path / "workspace" / swapped, outside / swapped.removeprefix("d").lstrip("/"), linger=0.001)
     outcomes = {"inside": 0, "failed": 0}
     swapper.start()
     started = time.monotonic()

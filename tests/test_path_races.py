@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import shutil
 import threading
 import time
@@ -35,34 +36,42 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 
 
 class Swapper(threading.Thread):
-    """Flips <workspace>/d between the real directory and a symlink to `outside` as fast as it can."""
+    """Flips `path` between the real directory and a symlink to `outside` as fast as it can; with `linger`,
+    the real directory stays up to that many seconds between flips, so both states get seen.
 
-    def __init__(self, workspace: Path, outside: Path) -> None:
+    Something may take the real directory's place while it is away (a write making a new directory, bwrap
+    making a directory or an empty file to mount on): settling removes it.
+    """
+
+    def __init__(self, path: Path, outside: Path, *, linger: float = 0.0) -> None:
         super().__init__(daemon=True)
-        self.d, self.real, self.outside = workspace / "d", workspace / "d.real", outside
+        self.path, self.real, self.outside = path, path.with_name(path.name + ".real"), outside
+        self.linger = linger
         self.stop = threading.Event()
         self.swaps = 0
 
     def _settle(self) -> None:
-        """Put the real directory back as `d` (a write may have made a new `d` while it was away)."""
+        """Put the real directory back at `path`."""
         if not self.real.exists():
             return
-        if self.d.is_symlink():
-            self.d.unlink()
-        elif self.d.is_dir():
-            shutil.rmtree(self.d)
-        os.rename(self.real, self.d)
+        if self.path.is_symlink() or self.path.is_file():
+            self.path.unlink()
+        elif self.path.is_dir():
+            shutil.rmtree(self.path)
+        os.rename(self.real, self.path)
 
     def run(self) -> None:
         while not self.stop.is_set():
             try:
                 self._settle()
-                os.rename(self.d, self.real)
-                os.symlink(self.outside, self.d)
+                os.rename(self.path, self.real)
+                os.symlink(self.outside, self.path)
                 time.sleep(0)
-                os.unlink(self.d)
-                os.rename(self.real, self.d)
+                os.unlink(self.path)
+                os.rename(self.real, self.path)
                 self.swaps += 1
+                if self.linger:
+                    time.sleep(random.random() * self.linger)
             except OSError:
                 continue
 
@@ -88,7 +97,7 @@ def race(world, calls: list[tuple[str, dict]], check) -> int:
     agent_dir, outside = world
     before = snapshot(outside)
     ctx = make_ctx(agent_dir, session=None)
-    swapper = Swapper(agent_dir / "workspace", outside)
+    swapper = Swapper(agent_dir / "workspace" / "d", outside)
     swapper.start()
     done = 0
 
@@ -271,7 +280,7 @@ def test_the_temp_sweep_never_unlinks_outside_through_a_swapped_directory(agent_
         (outside / name).write_bytes(b"not yours")
     ws = agent_dir / "workspace"
     (ws / "d").mkdir()
-    swapper = Swapper(ws, outside)
+    swapper = Swapper(ws / "d", outside)
     rounds = 0
     started = time.monotonic()
     try:
