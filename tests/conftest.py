@@ -58,3 +58,25 @@ def kernel(tmp_path: Path):
         yield k
     finally:
         k.shutdown()
+
+
+@pytest.fixture
+def shell():
+    """A fresh in-process IPython shell per test, installed as the singleton so display() and capture_output()
+    reach it; the extension is unloaded and the runtime loop stopped after the test."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    from cireil.runtime.loop import RUNTIME
+
+    InteractiveShell.clear_instance()
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    sh = InteractiveShell.instance(config=config)
+    try:
+        yield sh
+    finally:
+        if "cireil" in sh.extension_manager.loaded:
+            sh.extension_manager.unload_extension("cireil")
+        RUNTIME.stop()
+        InteractiveShell.clear_instance()

@@ -11,29 +11,12 @@ import argparse
 
 import pytest
 from IPython.core import oinspect
-from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 from cireil import cli, commands
 from cireil.kernel import extension
 from test_magics import loaded, run, usage_error
 
 MAGIC_COMMANDS = commands.magic_commands()
-
-
-@pytest.fixture
-def shell():
-    """An in-process shell as test_magics.py makes one (its fixture cannot be imported under its own name)."""
-    InteractiveShell.clear_instance()
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    sh = InteractiveShell.instance(config=config)
-    try:
-        yield sh
-    finally:
-        if "cireil" in sh.extension_manager.loaded:
-            sh.extension_manager.unload_extension("cireil")
-        InteractiveShell.clear_instance()
 
 
 def _options(parser: argparse.ArgumentParser) -> list[str]:

@@ -9,15 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from traitlets.config import Config
 
 import cireil
 from cireil import render
 from cireil.params import Integer, Params
 from cireil.render import RESULT_MIME
-from cireil.runtime.loop import RUNTIME
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -27,21 +24,6 @@ async def _bump(args, ctx):
 
 
 BUMP = cireil.Tool("bump", "Return n.", Params(n=Integer()), _bump, main_arg="n")
-
-
-@pytest.fixture
-def shell():
-    InteractiveShell.clear_instance()
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    sh = InteractiveShell.instance(config=config)
-    try:
-        yield sh
-    finally:
-        if "cireil" in sh.extension_manager.loaded:
-            sh.extension_manager.unload_extension("cireil")
-        RUNTIME.stop()
-        InteractiveShell.clear_instance()
 
 
 @pytest.fixture

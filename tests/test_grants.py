@@ -11,7 +11,7 @@ import pytest
 import cireil
 from cireil.scripted_llm import ScriptedLLM, reply
 from mcp_peers.launch import mcp_toml
-from test_magics import loaded, run, shell, usage_error  # noqa: F401 (shell is a fixture)
+from test_magics import loaded, run, usage_error
 from test_plugins import local_plugin, shadow
 from turnkit import engine_toml
 
@@ -125,7 +125,7 @@ def test_turns_offer_only_granted_tools_and_refuse_the_rest(tmp_path, rogue, llm
         agent.close()
 
 
-def test_session_magic_sets_the_grant_and_context_shows_it(shell, tmp_path, rogue):  # noqa: F811
+def test_session_magic_sets_the_grant_and_context_shows_it(shell, tmp_path, rogue):
     loaded(shell, agent_dir(tmp_path, rogue))  # unloading the extension (the fixture) closes the agent
     card = run(shell, "%cireil session --grant read,mcp__q__echo").text
     assert "tools: granted: respond, no-response, read, mcp__q__echo; withheld: write, shout" in card

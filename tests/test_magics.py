@@ -14,9 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from traitlets.config import Config
 
 from cireil.kernel import extension
 from cireil.kernel.toolargs import decode_value, parse_args, string_params, tokenize
@@ -26,22 +24,6 @@ from cireil.runtime.tool_result import ToolResult
 from conftest import MINIMAL_TOOLS, make_agent
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def shell():
-    """A fresh shell per test, installed as the singleton so display() and capture_output() reach it."""
-    InteractiveShell.clear_instance()
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    sh = InteractiveShell.instance(config=config)
-    try:
-        yield sh
-    finally:
-        if "cireil" in sh.extension_manager.loaded:
-            sh.extension_manager.unload_extension("cireil")
-        RUNTIME.stop()
-        InteractiveShell.clear_instance()
 
 
 class Ran:

@@ -13,7 +13,7 @@ import pytest
 import cireil
 from cireil.runtime.scaffold import init
 from cireil.runtime.upstream import MIGRATION_IDS, migrations_text
-from test_magics import loaded, run, shell  # noqa: F401  (shell is a fixture)
+from test_magics import loaded, run
 
 CIREIL = str(Path(sys.executable).with_name("cireil"))
 DISCORD = 'token = "MTQy.x.y"\nownerId = "402981735266648064"\n'
@@ -153,7 +153,7 @@ def test_cli_dry_run_prints_the_warnings_and_exits_0(root: Path) -> None:
     assert "1 warning (see above)" in proc.stdout
 
 
-def test_magic_dry_run_shows_the_warnings(shell, root: Path) -> None:  # noqa: F811
+def test_magic_dry_run_shows_the_warnings(shell, root: Path) -> None:
     agent = root / "agents" / "wren"
     (root / "config" / "migrations.json").unlink()
     loaded(shell, agent)
