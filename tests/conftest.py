@@ -80,3 +80,12 @@ def shell():
             sh.extension_manager.unload_extension("cireil")
         RUNTIME.stop()
         InteractiveShell.clear_instance()
+
+
+@pytest.fixture
+def llm():
+    """The scripted model server on loopback (cireil.scripted_llm), one per test."""
+    from cireil.scripted_llm import ScriptedLLM
+
+    with ScriptedLLM() as server:
+        yield server

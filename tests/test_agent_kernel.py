@@ -6,19 +6,11 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
-
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.scripted_llm import reply
 from kernelharness import Kernel
 from turnkit import turn_agent
 
 RESULT = "application/vnd.cireil.result+json"
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 def html_of(run) -> str:

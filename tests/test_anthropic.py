@@ -24,12 +24,6 @@ TOOLS = [
 ]
 
 
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
 def config(llm: ScriptedLLM, **kw) -> ProviderConfig:
     return ProviderConfig("claude", kind="anthropic", api_base=llm.base_url, default_model="claude-t", **kw)
 

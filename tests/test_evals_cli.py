@@ -16,7 +16,6 @@ import pytest
 from cireil.runtime.evals.progress import TerminalProgress
 from cireil.runtime.evals.report import EvalReport
 from cireil.runtime.evals.worker import RunResult
-from cireil.scripted_llm import ScriptedLLM
 from evalkit import NOTES_SCENARIO, model, write
 from turnkit import turn_agent
 
@@ -27,12 +26,6 @@ def cireil(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "cireil", *map(str, args)], capture_output=True, text=True, timeout=240, **kw
     )
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

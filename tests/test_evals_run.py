@@ -17,17 +17,11 @@ from cireil.runtime.evals.matrix import run_matrix
 from cireil.runtime.evals.report import EvalReport, compare
 from cireil.runtime.evals.scenario import load_scenarios
 from cireil.runtime.evals.variants import read_variants
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.scripted_llm import reply
 from evalkit import NOTES_SCENARIO, model, tool_description, tree_digest, write
 from turnkit import turn_agent
 
 READ_NOTES = ("read", {"path": "/workspace/notes.md"})
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

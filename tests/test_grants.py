@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.scripted_llm import reply
 from mcp_peers.launch import mcp_toml
 from test_magics import loaded, run, usage_error
 from test_plugins import local_plugin, shadow
@@ -18,12 +18,6 @@ from turnkit import engine_toml
 pytest_plugins = ("mcp_peers.fixtures",)
 
 TOOLS = "respond = true\nno-response = true\nread = true\nwrite = true\nshout = true\nmcp__q__echo = true\n"
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 def agent_dir(tmp_path: Path, rogue, base_url: str = "http://127.0.0.1:9/v1") -> Path:

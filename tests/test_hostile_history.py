@@ -35,12 +35,6 @@ PLAIN = "a plain string result " * 40_000  # the original's results need not be 
 
 
 @pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
 def agent_dir(tmp_path: Path, llm: ScriptedLLM) -> Path:
     directory = turn_agent(tmp_path, llm.base_url)
     up.create_original_db(directory / "sessions.db")

@@ -19,12 +19,6 @@ SHOWN = "caf\\xe9 \\xff.txt"
 
 
 @pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
 def agent(tmp_path: Path, llm: ScriptedLLM):
     root = turn_agent(tmp_path, llm.base_url)
     with open(os.path.join(os.fsencode(root / "workspace"), RAW), "wb") as f:

@@ -15,7 +15,7 @@ import cireil
 from cireil.runtime.jobs.cronexpr import CronError, CronExpr
 from cireil.runtime.jobs.job_runner import JobRunner
 from cireil.runtime.loop import RUNTIME
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.scripted_llm import reply
 from turnkit import turn_agent
 
 
@@ -70,12 +70,6 @@ class Clock:
     def advance(self, seconds: float) -> datetime:
         self.now += timedelta(seconds=seconds)
         return self.now
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import cireil
 from cireil import Tool
 from cireil.params import Params
 from cireil.runtime.errors import UnknownToolError
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.scripted_llm import reply
 from conftest import make_agent
 from mcp_peers.launch import mcp_toml
 from turnkit import engine_toml
@@ -20,12 +20,6 @@ pytest_plugins = ("mcp_peers.fixtures",)
 
 ON = "respond = true\nlist-dir = true\nmcp__q__echo = true\n"
 OFF = "respond = true\nlist-dir = true\nmcp__q__echo = false\n"
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 def _agent_dir(tmp_path: Path, rogue, tools: str, base_url: str | None = None) -> Path:

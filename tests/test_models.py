@@ -21,12 +21,6 @@ MODELS = [
 ]
 
 
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
 def provider(llm: ScriptedLLM, **kw) -> ProviderConfig:
     return ProviderConfig("local", api_base=llm.base_url, default_model="scripted-1", **kw)
 

@@ -37,12 +37,6 @@ TOOLS = [
 ]
 
 
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
 def config(llm: ScriptedLLM, **kw) -> ProviderConfig:
     return ProviderConfig("local", api_base=llm.base_url, default_model="test-model", **kw)
 

@@ -22,12 +22,6 @@ from turnkit import turn_agent
 BIG = "\n".join(f"line {n}: " + "tomato " * 12 for n in range(120))  # ~2,500 tokens: reads of it get pruned
 
 
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
 def load(tmp_path: Path, llm: ScriptedLLM, settings: str | None = None, **engine: str):
     directory = turn_agent(tmp_path, llm.base_url, **engine)
     if settings is not None:

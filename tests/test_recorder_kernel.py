@@ -5,20 +5,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.scripted_llm import reply
 from kernelharness import Kernel
 from test_recorder import BIG
 from turnkit import turn_agent
 
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 def html_of(run) -> str:

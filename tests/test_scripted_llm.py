@@ -13,12 +13,6 @@ from cireil.scripted_llm import ScriptedLLM, reply
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": []}
 
 
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
 def post(llm: ScriptedLLM, body: dict | None = None, **headers: str) -> httpx.Response:
     return httpx.post(f"{llm.base_url}/chat/completions", json=body or BODY, headers=headers, timeout=30)
 

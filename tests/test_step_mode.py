@@ -19,12 +19,6 @@ from turnkit import turn_agent
 
 
 @pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
 def agent(tmp_path: Path, llm: ScriptedLLM):
     a = cireil.load(turn_agent(tmp_path, llm.base_url))
     yield a

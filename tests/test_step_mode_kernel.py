@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.scripted_llm import reply
 from kernelharness import Kernel
 from test_widgets_kernel import click, set_value
 from turnkit import turn_agent
@@ -31,12 +31,6 @@ def wait_pending(name, timeout=30):
     names = ("approve_button", "edit_button", "skip_button", "mock_button", "stop_button", "status", "problems")
     print(json.dumps({**{n: getattr(t, n).model_id for n in names}, "pending": t.pending}))
 """
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

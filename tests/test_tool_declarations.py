@@ -84,12 +84,6 @@ def loaded(path: Path, **options):
 
 
 @pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
 def peek_agent(tmp_path: Path, llm: ScriptedLLM, peek: str) -> Path:
     return turn_agent(tmp_path / "agents", llm.base_url, tools=TURN_TOOLS + "peek = true\n")
 

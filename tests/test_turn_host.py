@@ -6,8 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from cireil.runtime import registry
 from cireil.runtime.conditions import Conditions, RuleContext
 from cireil.runtime.config.sandbox_config import SandboxConfig
@@ -22,7 +20,7 @@ from cireil.runtime.resultcap import RESULT_LIMIT
 from cireil.runtime.session_state import Session, platform_of
 from cireil.runtime.sessions.store import SessionStore
 from cireil.runtime.tool import Tool, ToolContext
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.scripted_llm import reply
 from turnkit import turn_agent
 
 
@@ -107,12 +105,6 @@ class StandInHost:
 
     def schedule(self, job: dict) -> None:
         self.scheduled.append(job)
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 def where_tool(seen: list) -> Tool:

@@ -37,12 +37,6 @@ from turnkit import turn_agent
 
 
 @pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
 def agent_dir(tmp_path: Path, llm: ScriptedLLM) -> Path:
     directory = turn_agent(tmp_path, llm.base_url)
     up.create_original_db(directory / "sessions.db")
