@@ -69,11 +69,12 @@ OPEN_BY_HANDLE = textwrap.dedent("""\
     handle = ctypes.create_string_buffer(8 + 128)
     struct.pack_into("I", handle, 0, 128)
     mount_id = ctypes.c_int()
-    if libc.name_to_handle_at(-100, b"/workspace", handle, ctypes.byref(mount_id), 0) != 0:
+    # /usr: a plain bind of a filesystem that gives handles (the agent's folders are overlays without them)
+    if libc.name_to_handle_at(-100, b"/usr", handle, ctypes.byref(mount_id), 0) != 0:
         print("name_to_handle_at", os.strerror(ctypes.get_errno())); sys.exit(0)
-    # a handle of the workspace's parent (the agent directory: outside every bind) made by hand from
-    # the workspace's own would need guessing; asking for any handle at all is the privilege that matters
-    fd = os.open("/workspace", os.O_RDONLY)
+    # a handle of a folder outside every bind made by hand from this one would need guessing; asking
+    # for any handle at all is the privilege that matters
+    fd = os.open("/usr", os.O_RDONLY)
     got = libc.open_by_handle_at(fd, handle, 0)
     print("open_by_handle_at", got, os.strerror(ctypes.get_errno()))
 """)
@@ -228,6 +229,7 @@ def test_the_sandbox_and_path_tests_also_hold_as_an_unprivileged_user():
         "test_config_files.py",
         "test_exec_sandbox.py",
         "test_exec_bindfd.py",
+        "test_exec_mountinfo.py",
         # as root, backend "none" gets a pid namespace that ends every child; only here does the test see the
         # runner's own group kill and bounded drain at work
         "test_exec_tool.py::test_a_background_child_holding_the_pipes_does_not_stall_the_call",

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import params
+from ..agentcopy import copy_agent_tree
 from ..config.checker import Checker, toml_repr
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..didyoumean import suggestion as _hint
@@ -149,8 +150,7 @@ def select(variants: list[Variant], names: list[str], where: str) -> list[Varian
 
 def copy_agent(source: Path, target: Path) -> Path:
     """A copy of the agent to run on; symlinks stay links (the sandbox resolves them, as in the original)."""
-    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(*NOT_COPIED))
-    return target
+    return copy_agent_tree(source, target, NOT_COPIED)
 
 
 def apply_files(variant: Variant, agent_dir: Path) -> None:

@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import stat
+from dataclasses import dataclass
 
 from ..errors import ToolError
 
@@ -71,19 +72,32 @@ def open_checked(real: str, dest: str) -> int:
     return fd
 
 
+@dataclass(frozen=True)
+class Bound:
+    """One bind of a launch: the descriptor bwrap is given, what it was opened as, where it goes."""
+
+    fd: int
+    real: str
+    dest: str
+    read_only: bool
+
+
 class BindFds:
     """The descriptors of one launch: each bind adds one; `close` ends them all (idempotent)."""
 
     def __init__(self) -> None:
         self.fds: list[int] = []
+        self.bound: list[Bound] = []
 
     def bind(self, real: str, dest: str, *, read_only: bool = False) -> list[str]:
         """bwrap arguments binding the checked host path `real` at `dest` through a descriptor."""
         fd = open_checked(real, dest)
         self.fds.append(fd)
+        self.bound.append(Bound(fd, real, dest, read_only))
         return ["--ro-bind-fd" if read_only else "--bind-fd", str(fd), dest]
 
     def close(self) -> None:
+        self.bound.clear()
         while self.fds:
             with contextlib.suppress(OSError):
                 os.close(self.fds.pop())

@@ -135,12 +135,8 @@ class _Watch:
         self.proc.poll()  # reaps it if it is gone; otherwise subprocess reaps it later itself
 
 
-async def run(launch: Launch, stdin: bytes | None, timeout_s: float, on_data: OnData) -> Outcome:
-    """Run `launch`; raises OSError if it cannot be started, CancelledError when cancelled."""
-    loop = asyncio.get_running_loop()
-    started = time.perf_counter()
-    deadline = loop.time() + timeout_s
-    proc = subprocess.Popen(
+def _start(launch: Launch, stdin: bytes | None) -> subprocess.Popen:
+    return subprocess.Popen(
         launch.argv,
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -149,8 +145,21 @@ async def run(launch: Launch, stdin: bytes | None, timeout_s: float, on_data: On
         cwd=launch.cwd,
         start_new_session=True,
         pass_fds=launch.fds,  # the bind descriptors, to bwrap only (close_fds keeps every other one back)
+        preexec_fn=launch.preexec,
     )
-    launch.close()  # bwrap has its own copies now; ours would only keep the directories pinned
+
+
+async def run(launch: Launch, stdin: bytes | None, timeout_s: float, on_data: OnData) -> Outcome:
+    """Run `launch`; raises OSError if it cannot be started, CancelledError when cancelled."""
+    loop = asyncio.get_running_loop()
+    started = time.perf_counter()
+    deadline = loop.time() + timeout_s
+    try:
+        proc = _start(launch, stdin)
+    except subprocess.SubprocessError:  # the overlays' namespaces could not be made: plain binds
+        launch.without_overlays()
+        proc = _start(launch, stdin)
+    launch.started()  # bwrap has its own copies now; ours would only keep the directories pinned
     pgid = proc.pid  # the session leader: its pid is the group id
     watch = _Watch(proc, loop, on_data)
     timed_out = False

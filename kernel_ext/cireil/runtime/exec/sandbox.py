@@ -18,7 +18,9 @@ pid_max of a pid namespace of its own around the sandbox (Linux >= 6.14).
 Binds from places a command can change (the agent's roots, sandbox.toml's mounts, areas conditions.toml
 binds back) are made from descriptors cireil opened without following symlinks (bindfds.py), never by
 host path; a bubblewrap too old for `--bind-fd` is refused rather than given paths. System directories
-and our private device nodes, which no command can change, are still bound by path.
+and our private device nodes, which no command can change, are still bound by path. Each folder bound
+from a descriptor is an overlayfs standing in for it (anon_mounts.py), so that not even
+/proc/self/mountinfo shows where the agent lives on the host.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 from ..config.sandbox_config import SandboxConfig
 from ..errors import ToolError
 from ..paths import SandboxPaths
+from .anon_mounts import AnonMounts, devices, plan
 from .bindfds import BindFds
 
 SANDBOX_PATH = "/usr/bin:/bin:/usr/local/bin"
@@ -74,14 +77,35 @@ class Launch:
     cwd: str
     warning: str | None = None
     binds: BindFds = field(default_factory=BindFds)  # descriptors the argv names: pass_fds, then close()
+    anon: AnonMounts | None = None  # overlays standing in for the binds (anon_mounts.py)
 
     @property
     def fds(self) -> tuple[int, ...]:
         return tuple(self.binds.fds)
 
-    def close(self) -> None:
-        """Close the bind descriptors (once bwrap has started, or when it will not be); idempotent."""
+    @property
+    def preexec(self) -> Callable[[], None] | None:
+        """What the child runs between fork and exec, if anything."""
+        return self.anon.preexec if self.anon is not None else None
+
+    def started(self) -> None:
+        """Once bwrap has started (or will not be): close the descriptors it has its own copies of."""
         self.binds.close()
+        if self.anon is not None:
+            self.anon.started()
+
+    def without_overlays(self) -> None:
+        """The child could not set up the overlays' namespaces: launch with plain binds instead."""
+        if self.anon is not None:
+            self.anon.give_up()
+            self.anon.close()
+            object.__setattr__(self, "anon", None)
+
+    def close(self) -> None:
+        """Once the command is over: everything above, and the overlays' work folder; idempotent."""
+        self.started()
+        if self.anon is not None:
+            self.anon.close()
 
 
 def base_env(passthrough: tuple[str, ...], dotenv: Mapping[str, str], home: str) -> dict[str, str]:
@@ -354,7 +378,9 @@ def bwrap_launch(
     argv += [binary, *args]
     if max_processes is not None:
         argv = _limit_processes(argv, binary_at, max_processes)
-    return Launch(argv=argv, env={}, cwd=root, binds=binds)
+    private = _private_dev() if os.geteuid() == 0 else None
+    device_nodes = devices(private, _DEV_NODES, SANDBOX_ROOT_UID) if private else None
+    return Launch(argv=argv, env={}, cwd=root, binds=binds, anon=plan(binds.bound, root, device_nodes))
 
 
 def _bwrap_argv(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..agentcopy import copy_agent_tree
 from ..loop import RUNTIME
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def offline_copy(agent_dir: str | Path, base_url: str, into: str | Path) -> Path
 def _copy_agent(layout: Any, into: Path) -> Path:
     """The agent's directory (and its runtime root's config and plugins) under `into`, sessions left behind."""
     target = into / "agents" / layout.slug if layout.runtime_root is not None else into / layout.slug
-    shutil.copytree(layout.directory, target, ignore=shutil.ignore_patterns(*LEFT_BEHIND), symlinks=True)
+    copy_agent_tree(layout.directory, target, LEFT_BEHIND)
     if layout.runtime_root is not None:
         for sub in ("config", "plugins"):
             source = layout.runtime_root / sub

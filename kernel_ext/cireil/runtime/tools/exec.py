@@ -115,7 +115,7 @@ async def run(args: dict, ctx: ToolContext) -> dict[str, Any]:
     try:
         return await _run_launch(launch, args, ctx, command)
     finally:
-        launch.close()  # the bind descriptors: bwrap holds its own copies once started
+        launch.close()  # the bind descriptors (bwrap holds its own copies once started), the overlays' work folder
 
 
 async def _run_launch(launch: Launch, args: dict, ctx: ToolContext, command: str) -> dict[str, Any]:

@@ -1,0 +1,201 @@
+"""Inside the exec sandbox, /proc/self/mountinfo names no host path (runtime/exec/anon_mounts.py).
+
+Each folder bound into the sandbox (the agent's roots, sandbox.toml's mounts, the areas conditions.toml binds
+back) is an overlayfs of its own, so its line shows `/` as root and layers named relative to detached mounts;
+as root, the device nodes sit on a tmpfs of their own. Real bwrap; tests/unprivileged.py runs this file as
+`nobody` too.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import time
+
+import pytest
+
+import cireil
+from cireil.runtime.exec import anon_mounts
+from exec_agent import exec_agent
+
+SECRET = "s3cr3t-beside-the-agent"
+# /workspace/d hidden, /workspace/d/pub bound back: a bind nested inside another root's overlay
+CONDITIONS = (
+    '[workspace."/d/"]\naction = "allow"\nwhen = "tui"\n[workspace."/d/pub/"]\naction = "allow"\nwhen = "!tui"\n'
+)
+
+
+def sh(agent, script: str) -> dict:
+    return agent.call("exec", command="sh", args=["-c", script]).data
+
+
+def _lines(mountinfo: str) -> dict[str, list[str]]:
+    """mount point -> the line's fields (4: root inside the source filesystem; after '-': type, source, options)."""
+    return {line.split(" ")[4]: line.split(" ") for line in mountinfo.splitlines()}
+
+
+@pytest.fixture
+def world(tmp_path):
+    ro_source = tmp_path / "reference"
+    ro_source.mkdir()
+    (ro_source / "r.txt").write_text("read only\n")
+    path = exec_agent(tmp_path, name="mountinfo")
+    rw_source = path / "projects"  # a read-write mount inside the agent directory
+    rw_source.mkdir()
+    mounts = (
+        f'[[mounts]]\nsource = "{ro_source}"\ntarget = "reference"\nmode = "ro"\n'
+        f'[[mounts]]\nsource = "{rw_source}"\ntarget = "projects"\nmode = "rw"\n'
+    )
+    with open(path / "config" / "sandbox.toml", "a") as handle:
+        handle.write(mounts)
+    (path / "config" / "conditions.toml").write_text(CONDITIONS)
+    (path / "workspace" / "d" / "pub").mkdir(parents=True)
+    (path / "workspace" / "d" / "pub" / "f.txt").write_text("inside pub\n")
+    (path / "blocks" / "secret.md").write_text(SECRET)
+    (tmp_path / "beside.txt").write_text(SECRET)
+    agent = cireil.load(path)
+    yield agent, path, tmp_path
+    agent.close()
+
+
+def test_mountinfo_names_no_host_path_and_every_bind_still_works(world, caplog):
+    agent, path, tmp_path = world
+    real = os.path.realpath(path)
+    with caplog.at_level(logging.WARNING, logger="cireil.exec"):
+        data = sh(
+            agent,
+            "cat /proc/self/mountinfo; echo ==; cat /proc/self/mounts; echo ==;"
+            " cat /workspace/reference/r.txt /workspace/d/pub/f.txt; echo made > /workspace/projects/new.txt;"
+            " echo pub > /workspace/d/pub/new.txt; echo ws > /workspace/w.txt; echo ==;"
+            f" for p in {real}/blocks/secret.md {tmp_path}/beside.txt {real}; do test -e $p && echo $p; done; true",
+        )
+    assert data["exitCode"] == 0, data
+    mountinfo, mounts, reads, reachable = data["stdout"].split("==\n")
+    assert reads == "read only\ninside pub\n" and reachable == "", data
+    for text in (mountinfo, mounts):
+        assert str(tmp_path) not in text and real not in text and "cireil-dev" not in text, text
+    assert not caplog.records, [r.getMessage() for r in caplog.records]
+    lines = _lines(mountinfo)
+    for point in ("/workspace", "/memories", "/skills", "/tasks", "/workspace/projects", "/workspace/d/pub"):
+        fields = lines[point]
+        assert fields[3] == "/" and fields[fields.index("-") + 1] == "overlay", fields
+    ro = lines["/workspace/reference"]
+    assert ro[3] == "/" and ro[5].startswith("ro,"), ro
+    assert "upperdir=/workspace," in " ".join(lines["/workspace"])
+    # what the command wrote is on the host, in place
+    assert (path / "projects" / "new.txt").read_text() == "made\n"
+    assert (path / "workspace" / "d" / "pub" / "new.txt").read_text() == "pub\n"
+    assert (path / "workspace" / "w.txt").read_text() == "ws\n"
+
+
+def test_folder_operations_leave_nothing_behind_on_the_host(world):
+    agent, path, _ = world
+    script = (
+        "set -e; cd /workspace; mkdir -p a/b/c; echo x > a/b/c/f; mv a z; ln z/b/c/f hard; ln -s z/b soft;"
+        " mkdir gone; echo y > gone/f; rm -rf gone; mv hard hard2; rm hard2; chmod 700 z; mkdir -p z/b/e;"
+        " mv z/b/c z/b/e/; rmdir z/b/e/c 2>/dev/null || rm -r z/b/e/c; ls -R /workspace > /dev/null; echo ok"
+    )
+    data = sh(agent, script)
+    assert data["stdout"] == "ok\n", data
+    anon_mounts.settle()  # the opaque marks are taken off with the work folder
+    assert sorted(os.listdir(path / "workspace" / "z" / "b")) == ["e"]
+    for top, dirs, files in os.walk(path / "workspace"):
+        for name in dirs + files:
+            full = os.path.join(top, name)
+            mode = os.lstat(full).st_mode
+            assert not stat.S_ISCHR(mode), f"a whiteout was left on the host: {full}"
+            if not stat.S_ISLNK(mode):
+                assert os.listxattr(full, follow_symlinks=False) == [], full
+    assert os.listxattr(path / "workspace") == []
+    anon_mounts.settle()
+    assert os.listdir(path / ".cireil" / "exec") == []  # the launch's work folder is gone with it
+
+
+def test_a_read_write_mount_outside_the_agent_stays_a_bind_and_says_so(tmp_path, caplog):
+    outside = tmp_path / "shared-rw"
+    outside.mkdir()
+    mounts = f'[[mounts]]\nsource = "{outside}"\ntarget = "shared"\nmode = "rw"\n'
+    agent = cireil.load(exec_agent(tmp_path, mounts=mounts, name="rwout"))
+    try:
+        with caplog.at_level(logging.WARNING, logger="cireil.exec"):
+            data = sh(agent, "echo w > /workspace/shared/f; grep -c overlay /proc/self/mountinfo")
+            sh(agent, "true")
+        assert (outside / "f").read_text() == "w\n"
+        assert int(data["stdout"]) == 4  # the agent's four roots
+        said = [r.getMessage() for r in caplog.records]
+        assert len(said) == 1 and "/workspace/shared" in said[0] and "outside the agent directory" in said[0], said
+    finally:
+        agent.close()
+
+
+def test_a_root_moved_between_the_check_and_the_fork_is_not_given_an_overlay(tmp_path, monkeypatch):
+    """The child reopens each folder without following symlinks and compares it with what cireil checked."""
+    agent = cireil.load(exec_agent(tmp_path, name="moved"))
+    path = tmp_path / "moved"
+    planned = anon_mounts.plan
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "planted.txt").write_text(SECRET)
+
+    def plan_then_swap(bound, agent_dir, device_nodes=None):
+        answer = planned(bound, agent_dir, device_nodes)
+        os.rename(path / "memories", tmp_path / "memories.away")  # a command swapping it, say
+        os.symlink(outside, path / "memories")
+        return answer
+
+    monkeypatch.setattr(anon_mounts, "plan", plan_then_swap)
+    monkeypatch.setattr("cireil.runtime.exec.sandbox.plan", plan_then_swap)
+    try:
+        data = sh(agent, "ls /memories; cat /proc/self/mountinfo")
+        # bwrap binds the descriptor cireil checked (the folder, now renamed): never the symlink's target
+        assert SECRET not in data["stdout"] and "planted.txt" not in data["stdout"], data
+    finally:
+        agent.close()
+
+
+def test_work_folders_of_dead_launches_are_swept_and_live_ones_kept(tmp_path):
+    base = tmp_path / "exec"
+    base.mkdir()
+    namespace = anon_mounts._pid_namespace()
+    dead = base / f"999999999.{namespace}.abc"
+    live = base / f"{os.getpid()}.{namespace}.def"
+    foreign_new = base / "1.123.ghi"
+    foreign_old = base / "1.456.jkl"
+    for folder in (dead, live, foreign_new, foreign_old):
+        (folder / "w0" / "work").mkdir(parents=True)
+        os.chmod(folder / "w0" / "work", 0)  # as overlayfs leaves it
+    old = time.time() - 2 * 24 * 3600
+    os.utime(foreign_old, (old, old))
+    anon_mounts.sweep(str(base))
+    assert sorted(os.listdir(base)) == sorted([live.name, foreign_new.name])
+
+
+def test_copies_of_the_agent_leave_the_working_folders_behind(tmp_path):
+    """A replay or an eval variant copies the agent while a command may be running in it."""
+    from cireil.runtime.agentcopy import copy_agent_tree
+
+    source = exec_agent(tmp_path, name="copied")
+    work = source / ".cireil" / "exec" / "1.2.abc" / "w0" / "work"
+    work.mkdir(parents=True)
+    os.chmod(work, 0)  # as overlayfs leaves it: unreadable for anyone but root
+    (source / ".cireil" / "tmp").mkdir()
+    (source / ".cireil" / "tmp" / "half-written").write_text("x")
+    (source / "workspace" / "exec").mkdir()  # a folder of the same name elsewhere is the agent's own
+    target = copy_agent_tree(source, tmp_path / "copy", ("sessions.db*",))
+    assert not (target / ".cireil" / "exec").exists() and not (target / ".cireil" / "tmp").exists()
+    assert (target / "workspace" / "exec").is_dir() and (target / "config" / "sandbox.toml").is_file()
+
+
+def test_each_work_folder_is_removed_the_quick_way(tmp_path, monkeypatch):
+    """Whoever runs the kernel: overlayfs's leftovers (mode 000 folders) go without walking the tree."""
+    agent = cireil.load(exec_agent(tmp_path, name="quick"))
+    slow: list[str] = []
+    monkeypatch.setattr(anon_mounts, "remove_tree", slow.append)
+    try:
+        for _ in range(3):
+            sh(agent, "mkdir -p /workspace/q && echo x > /workspace/q/f")
+        anon_mounts.settle()
+        assert slow == [] and os.listdir(tmp_path / "quick" / ".cireil" / "exec") == []
+    finally:
+        agent.close()
