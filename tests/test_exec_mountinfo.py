@@ -199,3 +199,26 @@ def test_each_work_folder_is_removed_the_quick_way(tmp_path, monkeypatch):
         assert slow == [] and os.listdir(tmp_path / "quick" / ".cireil" / "exec") == []
     finally:
         agent.close()
+
+
+def test_when_the_namespaces_cannot_be_made_commands_run_with_plain_binds_and_it_is_said(tmp_path, monkeypatch, caplog):
+    """A kernel or policy refusing the launch's namespaces (AppArmor on some distributions): exec still works."""
+
+    def refused(self):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(anon_mounts.AnonMounts, "preexec", refused)
+    monkeypatch.setattr(anon_mounts, "_kernel_refuses", [])
+    monkeypatch.setattr(anon_mounts, "_reported", set())
+    agent = cireil.load(exec_agent(tmp_path, name="refused"))
+    try:
+        with caplog.at_level(logging.WARNING, logger="cireil.exec"):
+            first = sh(agent, "echo one")
+            second = sh(agent, "echo two")
+        assert (first["stdout"], second["stdout"]) == ("one\n", "two\n")
+        said = [r.getMessage() for r in caplog.records]
+        assert any("/workspace" in m and "could not be set up" in m for m in said), said
+        assert len(said) == len(set(said))  # once each, not on every call
+        assert anon_mounts.plan([], str(tmp_path)) is None  # and no further attempt is made
+    finally:
+        agent.close()

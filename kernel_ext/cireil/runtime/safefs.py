@@ -356,7 +356,7 @@ def list_entries(target: Target) -> list[Entry]:
         os.close(fd)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -370,7 +370,7 @@ def _stale(name: str, info: os.stat_result, now: float) -> bool:
     """A leftover: its writer (named in it) is gone, or it is older than any real write takes."""
     rest = name[len(TEMP_PREFIX) :]
     pid_text = rest.split("-", 1)[0]
-    if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
+    if pid_text.isdigit() and int(pid_text) != os.getpid() and not pid_alive(int(pid_text)):
         return True
     return now - info.st_mtime > 3600
 

@@ -47,6 +47,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from ..safefs import pid_alive
 from .bindfds import Bound
 
 WORK_DIR = ".cireil/exec"  # below the agent directory: never bound into the sandbox
@@ -161,16 +162,6 @@ def _report(dest: str, reason: str) -> None:
     )
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _pid_namespace() -> str:
     try:
         return str(os.stat("/proc/self/ns/pid").st_ino)
@@ -202,7 +193,7 @@ def sweep(base: str) -> None:
         if not pid.isdigit():
             continue
         if namespace == ours:
-            if int(pid) == os.getpid() or _pid_alive(int(pid)):
+            if int(pid) == os.getpid() or pid_alive(int(pid)):
                 continue
         else:
             with contextlib.suppress(OSError):
@@ -315,10 +306,7 @@ class AnonMounts:
 
     @staticmethod
     def _reopen(path: bytes, ident: tuple[int, int]) -> int:
-        fd = os.open(b"/", _PATH)
-        for part in path.split(b"/"):
-            if part:
-                fd = os.open(part, _PATH, dir_fd=fd)
+        fd = _walk_from_root(path, _PATH)
         found = os.fstat(fd)
         if (found.st_dev, found.st_ino) != ident:
             raise OSError(errno.ESTALE, "changed")
@@ -326,11 +314,7 @@ class AnonMounts:
 
     @staticmethod
     def _walk(top: int, relative: bytes) -> int:
-        fd = top
-        for part in relative.split(b"/"):
-            if part:
-                fd = os.open(part, _WALK, dir_fd=fd)
-        return fd
+        return _walk(top, relative, _WALK)
 
     def _say(self, dest: str, code: int) -> None:
         with contextlib.suppress(OSError):
@@ -426,7 +410,7 @@ class AnonMounts:
         """
         name = "user.overlay.opaque" if self._unprivileged else "trusted.overlay.opaque"
         try:
-            fd = _open_listing(source)
+            fd = _walk_from_root(source, _WALK)
         except OSError:
             return
         if os.fstat(fd).st_ctime < self._since:  # nothing was made in it or moved into it
@@ -522,19 +506,34 @@ def plan(bound: list[Bound], agent_dir: str, device_nodes: Devices | None = None
         return None
 
 
-def _open_listing(path: bytes) -> int:
-    """A descriptor to list the folder at `path`, opened without following any symlink on the way."""
-    fd = os.open(b"/", _WALK)
+def _walk(top: int, relative: bytes, flags: int) -> int:
+    """Open `relative` below the descriptor `top` one name at a time, following no symlink (O_NOFOLLOW
+    on each); the folders on the way are closed, `top` is not."""
+    fd = top
     try:
-        for part in path.split(b"/"):
+        for part in relative.split(b"/"):
             if part:
-                nxt = os.open(part, _WALK, dir_fd=fd)
-                os.close(fd)
+                nxt = os.open(part, flags, dir_fd=fd)
+                if fd != top:
+                    os.close(fd)
                 fd = nxt
     except BaseException:
-        os.close(fd)
+        if fd != top:
+            os.close(fd)
         raise
     return fd
+
+
+def _walk_from_root(path: bytes, flags: int) -> int:
+    root = os.open(b"/", flags)
+    try:
+        found = _walk(root, path, flags)
+    except BaseException:
+        os.close(root)
+        raise
+    if found != root:
+        os.close(root)
+    return found
 
 
 def _why(code: int) -> str:
