@@ -11,11 +11,9 @@ import gzip
 import json
 import socket
 import ssl
-import subprocess
 import time
 import zlib
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -328,19 +326,7 @@ def test_corrupt_and_unknown_encodings_are_errors(raw):
             fetch(server.url())
 
 
-# -- TLS on the same path --------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return cert, key
-
-
+# -- TLS on the same path (the certificate fixture is in conftest.py) --------------------------------------
 def test_tls_is_spoken_on_the_same_path_and_an_untrusted_certificate_refused(raw, certificate, monkeypatch):
     cert, key = certificate
     server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -6,11 +6,9 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import ClassVar
 
 import httpx
@@ -128,19 +126,6 @@ def test_a_refused_connection_is_httpx_connect_error():
 
     with pytest.raises(httpx.ConnectError):
         run(go())
-
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
 
 
 def test_tls_with_a_trusted_certificate_and_refusal_of_an_untrusted_one(handler, certificate):
