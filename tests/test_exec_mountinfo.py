@@ -129,8 +129,10 @@ def test_a_read_write_mount_outside_the_agent_stays_a_bind_and_says_so(tmp_path,
         agent.close()
 
 
-def test_a_root_moved_between_the_check_and_the_fork_is_not_given_an_overlay(tmp_path, monkeypatch):
-    """The child reopens each folder without following symlinks and compares it with what cireil checked."""
+@pytest.mark.parametrize("root", ["memories", "workspace"])
+def test_a_root_moved_between_the_check_and_the_fork_refuses_the_command(tmp_path, monkeypatch, caplog, root):
+    """The child opens each folder again without following symlinks and compares it with what cireil checked.
+    A plain bind instead would let a command that races the launch on purpose read the host path."""
     agent = cireil.load(exec_agent(tmp_path, name="moved"))
     path = tmp_path / "moved"
     planned = anon_mounts.plan
@@ -140,16 +142,19 @@ def test_a_root_moved_between_the_check_and_the_fork_is_not_given_an_overlay(tmp
 
     def plan_then_swap(bound, agent_dir, device_nodes=None):
         answer = planned(bound, agent_dir, device_nodes)
-        os.rename(path / "memories", tmp_path / "memories.away")  # a command swapping it, say
-        os.symlink(outside, path / "memories")
+        os.rename(path / root, tmp_path / f"{root}.away")  # a command swapping it, say
+        os.symlink(outside, path / root)
         return answer
 
-    monkeypatch.setattr(anon_mounts, "plan", plan_then_swap)
     monkeypatch.setattr("cireil.runtime.exec.sandbox.plan", plan_then_swap)
     try:
-        data = sh(agent, "ls /memories; cat /proc/self/mountinfo")
-        # bwrap binds the descriptor cireil checked (the folder, now renamed): never the symlink's target
-        assert SECRET not in data["stdout"] and "planted.txt" not in data["stdout"], data
+        with caplog.at_level(logging.WARNING, logger="cireil.exec"):
+            result = agent.call("exec", command="sh", args=["-c", "ls /memories /workspace; echo ran > /tmp/ran"])
+        assert not result.success and f"'/{root}' changed while exec was being set up" in str(result.data), result
+        assert SECRET not in str(result.data) and str(tmp_path) not in str(result.data)
+        assert not caplog.records  # refused, not run with a plain bind
+        anon_mounts.settle()
+        assert os.listdir(path / ".cireil" / "exec") == []
     finally:
         agent.close()
 

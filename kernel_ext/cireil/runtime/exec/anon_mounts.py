@@ -21,9 +21,11 @@ read-only one.
 
 This is set up between fork and exec (`preexec`), in a mount namespace of the launch's own (and, not
 root, a user namespace mapping the user to itself), so the host sees none of it and it is gone with
-the command. bwrap then binds the overlay's descriptor in place of the folder's (same number). The
-overlay's upper layer is opened by walking the clone without following symlinks and must be the very
-folder cireil checked, else the plain bind stays. A folder whose name cannot be hidden this way keeps
+the command. bwrap then binds the overlay's descriptor in place of the folder's (same number). Each
+folder is opened again there by walking without following symlinks and must be the very folder
+cireil checked; if a command moved it meanwhile, the launch is refused as bindfds.py refuses a
+swapped bind (a plain bind instead would let a racing command learn the host path on purpose).
+A folder whose name cannot be hidden for a reason no command controls keeps
 the plain bind and is reported once (logging): a read-write one outside the agent's mount (its work
 directory would have to be beside it on the host), one with mounts inside it (an overlay would
 hide them), a file, or a kernel whose overlayfs does not take its layers as descriptors (a recent
@@ -48,7 +50,7 @@ import time
 from dataclasses import dataclass
 
 from ..safefs import pid_alive
-from .bindfds import Bound
+from .bindfds import Bound, changed
 
 WORK_DIR = ".cireil/exec"  # below the agent directory: never bound into the sandbox
 _STALE_FOREIGN_S = 24 * 3600  # a work folder from another pid namespace: removed only when this old
@@ -56,6 +58,8 @@ _OPTIONS = ((b"uuid", b"off"), (b"index", b"off"), (b"xino", b"off"), (b"metacop
 _RW_OPTIONS = ((b"volatile", None),)
 _PATH = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _WALK = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_CHANGED = "!"  # a report line for a folder that changed: the launch is refused, not given a plain bind
+_NOT_STARTED = 126
 _SYSTEMIC = {errno.ENOSYS, errno.ENODEV}  # no new mount API or no overlayfs: stop trying on this kernel
 log = logging.getLogger("cireil.exec")
 
@@ -249,7 +253,12 @@ class AnonMounts:
                 self._say("/dev", exc.errno or 0)
         for layer in self.layers:
             try:
-                mount = self._overlay(mc, layer, tree, empty)
+                source = self._source(layer, tree)
+            except OSError as exc:  # no longer the folder cireil checked: the command must not start
+                self._say(_CHANGED + layer.dest, exc.errno or 0)
+                os._exit(_NOT_STARTED)
+            try:
+                mount = self._overlay(mc, layer, source, tree, empty)
                 mc.attach(mount, self._reopen(layer.stage, layer.stage_ident))
                 os.dup2(mount, layer.fd)
             except OSError as exc:
@@ -282,19 +291,25 @@ class AnonMounts:
             os.chown(name, devices.owner, devices.owner, dir_fd=mount)
         mc.attach(mount, self._reopen(devices.folder, devices.ident))
 
-    def _overlay(self, mc, layer: _Layer, tree: int, empty: int) -> int:
+    def _source(self, layer: _Layer, tree: int) -> int:
+        """The folder, opened again in this namespace: read-write ones through the clone of the agent
+        directory (the upper layer must be on the work folder's mount), read-only ones from /."""
+        if layer.upper is None:
+            return self._reopen(layer.source, layer.ident)
+        upper = self._walk(tree, layer.upper)
+        found = os.fstat(upper)
+        if (found.st_dev, found.st_ino) != layer.ident:  # moved since cireil checked it
+            raise OSError(errno.ESTALE, "changed")
+        return upper
+
+    def _overlay(self, mc, layer: _Layer, source: int, tree: int, empty: int) -> int:
         fs = mc.fs_open(b"overlay")
         if layer.upper is None:
-            lower = os.open(".", _WALK, dir_fd=mc.clone_tree(self._reopen(layer.source, layer.ident)))
-            mc.fs_set_fd(fs, b"lowerdir+", lower)
+            mc.fs_set_fd(fs, b"lowerdir+", os.open(".", _WALK, dir_fd=mc.clone_tree(source)))
             mc.fs_set_fd(fs, b"lowerdir+", empty)
         else:
-            upper = self._walk(tree, layer.upper)
-            found = os.fstat(upper)
-            if (found.st_dev, found.st_ino) != layer.ident:  # moved since cireil checked it
-                raise OSError(errno.ESTALE, "changed")
             mc.fs_set_fd(fs, b"lowerdir+", empty)
-            mc.fs_set_fd(fs, b"upperdir", upper)
+            mc.fs_set_fd(fs, b"upperdir", source)
             mc.fs_set_fd(fs, b"workdir", self._walk(tree, layer.work or b""))
             for key, flag in _RW_OPTIONS:
                 mc.fs_set(fs, key, flag)
@@ -335,6 +350,9 @@ class AnonMounts:
         os.close(self._read)
         self._read = -1
         failed = dict(line.partition("\t")[::2] for line in said.decode("utf-8", "surrogateescape").splitlines())
+        moved = [dest[len(_CHANGED) :] for dest in failed if dest.startswith(_CHANGED)]
+        if moved:
+            raise changed(moved[0])  # the child exited instead of starting bwrap
         if failed:
             self._failed({dest: int(code or 0) for dest, code in failed.items()})
 

@@ -26,7 +26,7 @@ _STEP = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LAST = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _changed(dest: str) -> ToolError:
+def changed(dest: str) -> ToolError:
     return ToolError(
         f"Access denied: '{dest}' changed while exec was being set up (a symlink appeared in its path); "
         "the command was not started.",
@@ -60,12 +60,12 @@ def open_checked(real: str, dest: str) -> int:
                 raise _missing(dest) from None
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink, or a file where a directory was
-                    raise _changed(dest) from None
+                    raise changed(dest) from None
                 raise
             os.close(fd)
             fd = nxt
         if stat.S_ISLNK(os.fstat(fd).st_mode):  # O_PATH | O_NOFOLLOW opens a final symlink itself
-            raise _changed(dest)
+            raise changed(dest)
     except BaseException:
         os.close(fd)
         raise

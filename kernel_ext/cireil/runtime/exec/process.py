@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import ToolError
 from .sandbox import Launch
 
 PIPE_BYTES = 1 << 20  # larger pipes and reads: fewer wake-ups for bulk output
@@ -159,7 +160,14 @@ async def run(launch: Launch, stdin: bytes | None, timeout_s: float, on_data: On
     except subprocess.SubprocessError:  # the overlays' namespaces could not be made: plain binds
         launch.without_overlays()
         proc = _start(launch, stdin)
-    launch.started()  # bwrap has its own copies now; ours would only keep the directories pinned
+    try:
+        launch.started()  # bwrap has its own copies now; ours would only keep the directories pinned
+    except ToolError:  # a folder changed before the sandbox was made: the child exited without starting it
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        raise
     pgid = proc.pid  # the session leader: its pid is the group id
     watch = _Watch(proc, loop, on_data)
     timed_out = False
