@@ -103,3 +103,18 @@ def test_a_widget_form_streams_live_output_into_its_output_then_shows_the_panel(
     assert form.wait(10)
     assert any(text.startswith("$ sh -c") and "running" in text for text in shown[:-1])
     assert shown[-1].startswith("$ sh -c") and "exit 0" in shown[-1] and "tick 6" in shown[-1]
+
+
+def test_a_folder_whose_host_path_stays_visible_is_said_in_the_cell(kernel, tmp_path):
+    """A read-write mount outside the agent stays a plain bind (anon_mounts.py): the notebook says so, once."""
+    outside = tmp_path / "shared-rw"
+    outside.mkdir()
+    mounts = f'[[mounts]]\nsource = "{outside}"\ntarget = "shared"\nmode = "rw"\n'
+    agent = exec_agent(tmp_path, mounts=mounts, name="warned")
+    kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+    first = kernel.run("%cireil_exec sh -c 'echo w > /workspace/shared/f'")
+    assert "exit 0" in first.result["text/plain"]
+    assert "/workspace/shared" in first.stderr and "outside the agent directory" in first.stderr, first.stderr
+    assert "/workspace " not in first.stderr  # the agent's own folders are hidden: nothing said of them
+    second = kernel.run("%cireil_exec true")
+    assert "mountinfo" not in second.stderr  # said once, not on every call

@@ -146,7 +146,7 @@ def _why_not(bound: Bound, agent: str, points: list[str]) -> str | None:
     if not _below(bound.real, agent):
         return (
             "it is a read-write folder outside the agent directory (the overlay's work folder would have to be "
-            "made beside it)"
+            'made beside it on the host); mode = "ro", or a folder inside the agent directory, would hide it'
         )
     if any(_below(p, agent) and (p == bound.real or _below(bound.real, p)) for p in points):
         return "it is on another mount than the agent directory"
