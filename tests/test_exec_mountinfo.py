@@ -227,3 +227,32 @@ def test_when_the_namespaces_cannot_be_made_commands_run_with_plain_binds_and_it
         assert anon_mounts.plan([], str(tmp_path)) is None  # and no further attempt is made
     finally:
         agent.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a folder inside the workspace needs root")
+def test_a_folder_with_a_mount_inside_stays_a_bind_so_the_mount_still_shows(tmp_path, caplog):
+    import subprocess
+
+    path = exec_agent(tmp_path, name="nested")
+    inner = path / "workspace" / "disk"
+    inner.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(inner)], check=True)
+    try:
+        (inner / "on-the-mount.txt").write_text("here\n")
+        agent = cireil.load(path)
+        try:
+            with caplog.at_level(logging.WARNING, logger="cireil.exec"):
+                data = sh(agent, "cat /workspace/disk/on-the-mount.txt; grep -c ' overlay ' /proc/self/mountinfo")
+            assert data["stdout"] == "here\n3\n", data  # the other three roots are still overlays
+            said = [r.getMessage() for r in caplog.records]
+            assert len(said) == 1 and "/workspace," in said[0] and "other mounts lie inside it" in said[0], said
+        finally:
+            agent.close()
+    finally:
+        subprocess.run(["umount", "-l", str(inner)], check=False)
+
+
+def test_mountinfo_escapes_are_read_back():
+    assert anon_mounts._unescape(rb"/a\040b\011c\134d") == b"/a b\tc\\d"
+    assert anon_mounts._unescape(rb"/plain") == b"/plain"
+    assert anon_mounts._unescape(rb"/end\04") == rb"/end\04"  # not a whole escape: left as it is
