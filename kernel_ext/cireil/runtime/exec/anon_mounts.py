@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import logging
 import os
 import queue
@@ -50,7 +51,7 @@ import time
 from dataclasses import dataclass
 
 from ..safefs import pid_alive
-from .bindfds import Bound, changed
+from .bindfds import Bound, changed, walk, walk_from_root
 
 WORK_DIR = ".cireil/exec"  # below the agent directory: never bound into the sandbox
 _STALE_FOREIGN_S = 24 * 3600  # a work folder from another pid namespace: removed only when this old
@@ -166,6 +167,7 @@ def _report(dest: str, reason: str) -> None:
     )
 
 
+@functools.cache
 def _pid_namespace() -> str:
     try:
         return str(os.stat("/proc/self/ns/pid").st_ino)
@@ -211,11 +213,16 @@ class AnonMounts:
     `close` removes the work folder once the command is over (idempotent)."""
 
     def __init__(
-        self, agent: str, layers: list[_Layer], folder: str, report: tuple[int, int], devices: Devices | None = None
+        self,
+        agent: str,
+        agent_ident: tuple[int, int],
+        layers: list[_Layer],
+        folder: str,
+        report: tuple[int, int],
+        devices: Devices | None = None,
     ) -> None:
         self.agent, self.layers, self.folder, self.devices = agent, layers, folder, devices
-        st = os.stat(agent)
-        self._agent = (os.fsencode(agent), (st.st_dev, st.st_ino))
+        self._agent = (os.fsencode(agent), agent_ident)
         self._read, self._write = report
         self._unprivileged = os.geteuid() != 0
         self._uid, self._gid = os.getuid(), os.getgid()
@@ -321,7 +328,7 @@ class AnonMounts:
 
     @staticmethod
     def _reopen(path: bytes, ident: tuple[int, int]) -> int:
-        fd = _walk_from_root(path, _PATH)
+        fd = walk_from_root(path, _PATH)
         found = os.fstat(fd)
         if (found.st_dev, found.st_ino) != ident:
             raise OSError(errno.ESTALE, "changed")
@@ -329,7 +336,7 @@ class AnonMounts:
 
     @staticmethod
     def _walk(top: int, relative: bytes) -> int:
-        return _walk(top, relative, _WALK)
+        return walk(top, relative, _WALK)
 
     def _say(self, dest: str, code: int) -> None:
         with contextlib.suppress(OSError):
@@ -366,8 +373,7 @@ class AnonMounts:
             _kernel_refuses[:] = [f"this kernel cannot mount overlayfs from descriptors ({errno.errorcode.get(code)})"]
         elif "*" in failed or (codes == {errno.EINVAL} and len(failed) == len(self.layers)):
             code = failed.get("*", errno.EINVAL)
-            with contextlib.suppress(OSError):
-                _refused_filesystems[os.stat(self.agent).st_dev] = _why(code)
+            _refused_filesystems[self._agent[1][0]] = _why(code)
         for dest in [layer.dest for layer in self.layers] + (["/dev"] if self.devices is not None else []):
             code = failed.get(dest, failed.get("*"))
             if code is not None:
@@ -428,7 +434,7 @@ class AnonMounts:
         """
         name = "user.overlay.opaque" if self._unprivileged else "trusted.overlay.opaque"
         try:
-            fd = _walk_from_root(source, _WALK)
+            fd = walk_from_root(source, _WALK)
         except OSError:
             return
         if os.fstat(fd).st_ctime < self._since:  # nothing was made in it or moved into it
@@ -491,9 +497,10 @@ def plan(bound: list[Bound], agent_dir: str, device_nodes: Devices | None = None
             _report(dest, _kernel_refuses[0])
         return None
     try:
-        agent_dev = os.stat(agent).st_dev
+        agent_ident = _ident(os.stat(agent))
     except OSError:
         return None
+    agent_dev = agent_ident[0]
     points = _mount_points()
     chosen: list[Bound] = []
     for item in bound:
@@ -518,40 +525,10 @@ def plan(bound: list[Bound], agent_dir: str, device_nodes: Devices | None = None
         return None
     try:
         layers = [_layer(item, index, agent, folder) for index, item in enumerate(chosen)]
-        return AnonMounts(agent, layers, folder, os.pipe(), device_nodes)
+        return AnonMounts(agent, agent_ident, layers, folder, os.pipe(), device_nodes)
     except OSError:
         remove_tree(folder)
         return None
-
-
-def _walk(top: int, relative: bytes, flags: int) -> int:
-    """Open `relative` below the descriptor `top` one name at a time, following no symlink (O_NOFOLLOW
-    on each); the folders on the way are closed, `top` is not."""
-    fd = top
-    try:
-        for part in relative.split(b"/"):
-            if part:
-                nxt = os.open(part, flags, dir_fd=fd)
-                if fd != top:
-                    os.close(fd)
-                fd = nxt
-    except BaseException:
-        if fd != top:
-            os.close(fd)
-        raise
-    return fd
-
-
-def _walk_from_root(path: bytes, flags: int) -> int:
-    root = os.open(b"/", flags)
-    try:
-        found = _walk(root, path, flags)
-    except BaseException:
-        os.close(root)
-        raise
-    if found != root:
-        os.close(root)
-    return found
 
 
 def _why(code: int) -> str:

@@ -41,6 +41,38 @@ def _missing(dest: str) -> ToolError:
     )
 
 
+def walk(top: int, relative: str | bytes, flags: int, last: int | None = None) -> int:
+    """Open `relative` below the descriptor `top` one name at a time with `flags` (which carry O_NOFOLLOW),
+    the final name with `last` (default: `flags`). The folders opened on the way are closed, `top` is not;
+    OSError as os.open raises it (ELOOP or ENOTDIR where a symlink stands)."""
+    parts = [p for p in relative.split(b"/" if isinstance(relative, bytes) else "/") if p]
+    fd = top
+    try:
+        for index, name in enumerate(parts):
+            nxt = os.open(name, flags if last is None or index < len(parts) - 1 else last, dir_fd=fd)
+            if fd != top:
+                os.close(fd)
+            fd = nxt
+    except BaseException:
+        if fd != top:
+            os.close(fd)
+        raise
+    return fd
+
+
+def walk_from_root(path: str | bytes, flags: int, last: int | None = None) -> int:
+    """`walk` from `/`: a descriptor of the absolute `path`, no symlink followed on the way."""
+    root = os.open("/", flags)
+    try:
+        found = walk(root, path, flags, last)
+    except BaseException:
+        os.close(root)
+        raise
+    if found != root:
+        os.close(root)
+    return found
+
+
 def open_checked(real: str, dest: str) -> int:
     """An O_PATH descriptor of `real` (a realpath), opened without following any symlink on the way.
 
@@ -49,26 +81,17 @@ def open_checked(real: str, dest: str) -> int:
     """
     if not real.startswith("/"):
         raise ValueError(f"not an absolute path: {real!r}")
-    parts = [p for p in real.split("/") if p]
-    fd = os.open("/", _STEP)
     try:
-        for index, name in enumerate(parts):
-            last = index == len(parts) - 1
-            try:
-                nxt = os.open(name, _LAST if last else _STEP, dir_fd=fd)
-            except FileNotFoundError:
-                raise _missing(dest) from None
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink, or a file where a directory was
-                    raise changed(dest) from None
-                raise
-            os.close(fd)
-            fd = nxt
-        if stat.S_ISLNK(os.fstat(fd).st_mode):  # O_PATH | O_NOFOLLOW opens a final symlink itself
-            raise changed(dest)
-    except BaseException:
-        os.close(fd)
+        fd = walk_from_root(real, _STEP, _LAST)
+    except FileNotFoundError:
+        raise _missing(dest) from None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink, or a file where a directory was
+            raise changed(dest) from None
         raise
+    if stat.S_ISLNK(os.fstat(fd).st_mode):  # O_PATH | O_NOFOLLOW opens a final symlink itself
+        os.close(fd)
+        raise changed(dest)
     return fd
 
 
