@@ -256,3 +256,23 @@ def test_mountinfo_escapes_are_read_back():
     assert anon_mounts._unescape(rb"/a\040b\011c\134d") == b"/a b\tc\\d"
     assert anon_mounts._unescape(rb"/plain") == b"/plain"
     assert anon_mounts._unescape(rb"/end\04") == rb"/end\04"  # not a whole escape: left as it is
+
+
+def test_closing_the_agent_leaves_no_work_folder_so_its_directory_can_be_removed(tmp_path, monkeypatch):
+    """Eval runs remove their copy of the agent right after closing it, as whoever the kernel runs as."""
+    import shutil
+
+    tidy = anon_mounts.AnonMounts.tidy
+
+    def slow_tidy(self):  # the background removal, made slow enough that close must wait for it
+        time.sleep(0.3)
+        tidy(self)
+
+    monkeypatch.setattr(anon_mounts.AnonMounts, "tidy", slow_tidy)
+    path = exec_agent(tmp_path, name="closed")
+    agent = cireil.load(path)
+    sh(agent, "mkdir -p /workspace/new && echo x > /workspace/new/f")
+    agent.close()
+    assert os.listdir(path / ".cireil" / "exec") == []
+    shutil.rmtree(path)
+    assert not path.exists()

@@ -8,6 +8,7 @@ until the file is fixed; nothing has to be restarted.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -592,3 +593,8 @@ class Agent(McpInspection):
                 self.store.close()
             if self._recording is not None:
                 self._recording.close()
+            # exec's last overlay work folders (mode 000 inside) are removed in the background: done when
+            # close returns, so that whoever removes the agent directory next (eval copies) can
+            anon_mounts = sys.modules.get("cireil.runtime.exec.anon_mounts")
+            if anon_mounts is not None:
+                anon_mounts.settle()
