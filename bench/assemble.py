@@ -19,13 +19,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cireil.runtime import messages as m
 from cireil.runtime import scaffold
 from cireil.runtime.engine.assemble import assemble
 from cireil.runtime.engine.history import TokenCache
-from cireil.runtime.layout import AgentLayout
-from cireil.runtime.paths import SandboxPaths
-from cireil.runtime.session_state import Session
+from cireil.runtime.files.layout import AgentLayout
+from cireil.runtime.files.paths import SandboxPaths
+from cireil.runtime.sessions import messages as m
+from cireil.runtime.sessions.state import Session
 
 TARGET_MS = 5.0
 

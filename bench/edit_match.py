@@ -47,9 +47,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import cireil
+from cireil.runtime.base.errors import ToolError
 from cireil.runtime.edit import apply_edits
-from cireil.runtime.errors import ToolError
-from cireil.runtime.fsutil import atomic_write
+from cireil.runtime.files.atomic import atomic_write
 
 Perturb = Callable[[str], str]
 

@@ -23,8 +23,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from cireil.runtime.messages import assistant_message, tool_response, user_message
 from cireil.runtime.sessions import SessionStore
+from cireil.runtime.sessions.messages import assistant_message, tool_response, user_message
 
 TARGET_RAW_MS = 50.0
 BIG_SESSION = 5000

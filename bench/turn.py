@@ -31,7 +31,7 @@ import httpx
 
 import cireil
 from cireil.runtime.scaffold import init
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 
 ENGINE = """\
 [local]

@@ -229,7 +229,7 @@ CELLS = [
         "and presses Run itself, so that the tutorial also runs headless)."
     ),
     code(
-        "from cireil.kernel.forms import tool_form\n\n"
+        "from cireil.kernel.forms.toolform import tool_form\n\n"
         'form = tool_form(agent, "mcp__garden__beds_count")\n'
         'form.fields["rows"].control.value = 4\n'
         'form.fields["per_row"].control.value = 6\n'

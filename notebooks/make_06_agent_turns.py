@@ -23,15 +23,15 @@ CELLS = [
     code("%load_ext cireil\n%cireil load --demo"),
     md(
         "## 1. Start the stand-in model\n\n"
-        "`ScriptedLLM` is an OpenAI-compatible server on `127.0.0.1`; `cireil.demo_model.wren` is the rule book\n"
-        "it answers with (it lists files when you mention the workspace, reads the volunteer list, schedules\n"
+        "`ScriptedLLM` is an OpenAI-compatible server on `127.0.0.1`; `cireil.testing.demo_model.wren` is the rule\n"
+        "book it answers with (it lists files when you mention the workspace, reads the volunteer list, schedules\n"
         "reminders...). The agent's `config/engine.toml` says which endpoint and model its turns use; the next\n"
         "cell points this throwaway demo copy at the stand-in."
     ),
     code(
         "import cireil\n"
-        "from cireil.demo_model import wren\n"
-        "from cireil.scripted_llm import ScriptedLLM\n\n"
+        "from cireil.testing.demo_model import wren\n"
+        "from cireil.testing.scripted_llm import ScriptedLLM\n\n"
         "llm = ScriptedLLM(default=wren).start()\n"
         "agent = cireil.current_agent()\n"
         'engine_toml = agent.directory / "config" / "engine.toml"\n'
@@ -98,7 +98,7 @@ CELLS = [
     code("# pick files here: they go with the next message\n%cireil attach"),
     code(
         "# without a browser (as when CI runs this notebook) nothing was picked: attach a file by path instead\n"
-        "from cireil.kernel.agentmagics import STAGED\n\n"
+        "from cireil.kernel.magics.agent import STAGED\n\n"
         "picked = bool(STAGED.get(id(get_ipython())))\n"
         'extra = "" if picked else f"--attach {agent.directory}/workspace/notes.txt"'
     ),

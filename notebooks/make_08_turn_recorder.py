@@ -26,8 +26,8 @@ CELLS = [
         "%load_ext cireil\n"
         "%cireil load --demo\n\n"
         "import cireil\n"
-        "from cireil.demo_model import wren\n"
-        "from cireil.scripted_llm import ScriptedLLM, reply\n\n"
+        "from cireil.testing.demo_model import wren\n"
+        "from cireil.testing.scripted_llm import ScriptedLLM, reply\n\n"
         "llm = ScriptedLLM(default=wren).start()\n"
         "agent = cireil.current_agent()\n"
         '(agent.directory / "config" / "engine.toml").write_text(\n'

@@ -63,8 +63,8 @@ CELLS = [
     ),
     code(
         "import os\n\n"
-        "from cireil.demo_model import wren\n"
-        "from cireil.scripted_llm import ScriptedLLM\n\n"
+        "from cireil.testing.demo_model import wren\n"
+        "from cireil.testing.scripted_llm import ScriptedLLM\n\n"
         "os.chdir(agent.directory)\n"
         "llm = ScriptedLLM(default=wren).start()\n"
         "(agent.directory / 'config' / 'engine.toml').write_text(f'''\n"
@@ -141,7 +141,7 @@ CELLS = [
         "exits non-zero when something got worse. Here the stand-in's rules change between the two runs:"
     ),
     code(
-        "from cireil.scripted_llm import reply\n\n"
+        "from cireil.testing.scripted_llm import reply\n\n"
         "(mine / 'typo.toml').unlink()\n"
         "llm.default = lambda body: reply.tool_calls(('respond', {'content': 'I would rather not look.'}))\n"
         "%cireil eval my-evals --variant baseline --json after.json\n"

@@ -68,7 +68,7 @@ def shell():
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
-    from cireil.runtime.loop import RUNTIME
+    from cireil.runtime.base.loop import RUNTIME
 
     InteractiveShell.clear_instance()
     config = Config()
@@ -85,8 +85,8 @@ def shell():
 
 @pytest.fixture
 def llm():
-    """The scripted model server on loopback (cireil.scripted_llm), one per test."""
-    from cireil.scripted_llm import ScriptedLLM
+    """The scripted model server on loopback (cireil.testing.scripted_llm), one per test."""
+    from cireil.testing.scripted_llm import ScriptedLLM
 
     with ScriptedLLM() as server:
         yield server

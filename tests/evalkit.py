@@ -7,7 +7,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from cireil.scripted_llm import Reply, reply
+from cireil.testing.scripted_llm import Reply, reply
 
 
 def write(path: Path, text: str) -> Path:

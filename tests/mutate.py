@@ -48,7 +48,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "tools-required",
         "tools.toml is required",
-        "config/agent_config.py",
+        "agent_config.py",
         'issues.append(ConfigIssue(TOOLS_FILE, None, "required file is missing"))',
         "pass",
         "tests/test_config_tools.py",
@@ -195,7 +195,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "builtin-invoke",
         "the built-in tool list includes invoke",
-        "registry.py",
+        "toolkit/registry.py",
         '    "invoke",\n',
         "",
         "tests/test_tools_builtin.py",
@@ -262,7 +262,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "session-info-internal",
         'named persistent internal sessions report platform = "internal"',
-        "session_state.py",
+        "sessions/state.py",
         '    if session_id.startswith(("internal:", "cron:")):',
         '    if session_id.startswith("cron:"):',
         "tests/test_tools_builtin.py",
@@ -272,7 +272,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "session-info-remote",
         'adapter-owned sessions report platform = "remote"',
-        "session_state.py",
+        "sessions/state.py",
         '        return "tui"\n    return "remote"\n',
         '        return "tui"\n    return "internal"\n',
         "tests/test_tools_builtin.py",
@@ -306,7 +306,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "read-heic",
         "issue 16: .heic is a picture, as upstream's media types say",
-        "media.py",
+        "files/media.py",
         '    ".heic": "image/heic",\n',
         "",
         "tests/test_read_media.py",
@@ -331,7 +331,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "plugin-enabled-by-name",
         "plugin tools must be enabled in tools.toml by name",
-        "config/agent_config.py",
+        "agent_config.py",
         "    tools = {name: _resolve(name, extra, mcp_tools) for name in tools_cfg.enabled_names}",
         "    tools = {name: _resolve(name, extra, mcp_tools) for name in [*tools_cfg.enabled_names, *[n for n in"
         " extra if n not in tools_cfg.enabled]]}",
@@ -356,7 +356,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "python-no-mcp-shadow",
         "collisions fail startup rather than overwriting another tool (Python over MCP)",
-        "config/agent_config.py",
+        "agent_config.py",
         "        clash = reserved_clash(tool.name)\n",
         "        clash = None\n",
         "tests/test_tool_names.py",
@@ -551,7 +551,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "mcp-dry-run-closes",
         "dry-run connects and discovers but does not call (and leaves no session behind)",
-        "config/agent_config.py",
+        "agent_config.py",
         "        close_mcp(snapshot.mcp)  # dry-run discovers, never calls",
         "        pass",
         "tests/test_mcp_agent.py",

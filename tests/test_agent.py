@@ -13,10 +13,10 @@ import pytest
 
 import cireil
 from cireil.params import Integer, Params, String
-from cireil.runtime.errors import ConfigError, UnknownToolError
-from cireil.runtime.loop import RUNTIME
-from cireil.runtime.session_state import Session
-from cireil.runtime.tool import Tool
+from cireil.runtime.base.errors import ConfigError, UnknownToolError
+from cireil.runtime.base.loop import RUNTIME
+from cireil.runtime.sessions.state import Session
+from cireil.runtime.toolkit.tool import Tool
 from conftest import MINIMAL_TOOLS, make_agent
 
 

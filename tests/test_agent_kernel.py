@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 
-from cireil.scripted_llm import reply
+from cireil.testing.scripted_llm import reply
 from kernelharness import Kernel
 from turnkit import turn_agent
 
@@ -203,8 +203,8 @@ def test_the_turn_footer_and_prompt_show_one_estimate_beside_the_providers_count
         estimate = re.search(r"~([\d,]+) tokens \(cireil's estimate", prompt).group(1)
         text = kernel.run("%%cireil_agent\nhi").text()
         # a one-call turn: its request is the one %cireil prompt showed plus the message, counted the same way
-        from cireil.runtime import messages
         from cireil.runtime.engine.history import estimate_tokens
+        from cireil.runtime.sessions import messages
 
         expected = int(estimate.replace(",", "")) + estimate_tokens([messages.user_message("hi")])
         assert f"last request: ~{expected:,} tokens estimated (system prompt and messages), " in text

@@ -8,11 +8,11 @@ import asyncio
 import pytest
 
 import cireil
-from cireil.runtime import messages as M
 from cireil.runtime.config.engine_config import KeySource, ModelConfig, ProviderConfig
 from cireil.runtime.engine.anthropic import BETA, MAX_TOKENS, VERSION, AnthropicProvider
 from cireil.runtime.engine.provider import ModelRequest, NoToolCalls, ProviderError
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.runtime.sessions import messages as M
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
 TOOLS = [

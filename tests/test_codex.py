@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime import messages as M
 from cireil.runtime.config.engine_config import ProviderConfig
 from cireil.runtime.engine import codex_auth
 from cireil.runtime.engine.codex import CodexProvider, normalize_model, reasoning
 from cireil.runtime.engine.provider import ModelRequest, NoToolCalls, ProviderError
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.runtime.sessions import messages as M
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from conftest import make_agent
 from turnkit import TURN_TOOLS
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime.conditions import (
+from cireil.runtime.base.errors import ConfigError
+from cireil.runtime.config.tomlsource import TomlSource
+from cireil.runtime.sessions.conditions import (
     CONDITIONS_FILE,
     Condition,
     RuleContext,
     parse_conditions,
 )
-from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.errors import ConfigError
-from cireil.runtime.session_state import Session
+from cireil.runtime.sessions.state import Session
 from conftest import make_agent
 from exec_agent import BINARIES
 

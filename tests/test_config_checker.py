@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from cireil.runtime import params
+from cireil.runtime.base import params
+from cireil.runtime.base.didyoumean import did_you_mean
 from cireil.runtime.config.checker import Checker, expectation, label, unknown_key
 from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.didyoumean import did_you_mean
 from cireil.runtime.recorder.settings import SettingsError, load_settings
 
 

@@ -20,7 +20,7 @@ from conftest import make_agent
 PROBE = """\
 import json, sys
 import cireil
-from cireil.runtime.errors import ConfigError
+from cireil.runtime.base.errors import ConfigError
 report = cireil.dry_run(sys.argv[1])
 try:
     cireil.load(sys.argv[1]).close()
@@ -64,8 +64,8 @@ def test_a_config_file_that_is_not_a_regular_file_is_a_clear_error(tmp_path, rel
 
 
 def test_engine_toml_as_a_fifo_fails_the_turn_config_not_the_kernel(tmp_path):
+    from cireil.runtime.base.errors import ConfigError
     from cireil.runtime.config.engine_config import load_engine_config
-    from cireil.runtime.errors import ConfigError
 
     agent = make_agent(tmp_path)
     replace_with(agent / "config" / "engine.toml", "fifo")
@@ -102,7 +102,7 @@ def test_the_system_prompt_skips_a_fifo_skill_at_once(tmp_path):
 REFRESH = """\
 import sys
 import cireil
-from cireil.runtime.errors import ConfigError
+from cireil.runtime.base.errors import ConfigError
 agent = cireil.load(sys.argv[1])
 import os
 os.unlink(sys.argv[1] + "/config/tools.toml")

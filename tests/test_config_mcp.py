@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 import cireil
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.config.checker import label
 from cireil.runtime.config.mcp_config import McpServer, parse_mcp_config, transport_owned
 from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.errors import ConfigError
 from conftest import make_agent
 
 

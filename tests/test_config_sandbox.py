@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import cireil
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.config.sandbox_config import Mount, SandboxConfig, parse_sandbox_config
 from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.errors import ConfigError
 from conftest import make_agent
 
 

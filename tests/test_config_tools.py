@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import cireil
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.config.tomlsource import TomlSource
 from cireil.runtime.config.tools_config import ExecConfig, parse_tools_config
-from cireil.runtime.errors import ConfigError
-from cireil.runtime.registry import BUILTIN_NAMES
+from cireil.runtime.toolkit.registry import BUILTIN_NAMES
 from conftest import make_agent
 
 OK_PREFIX = "list-dir = true\nwrite = true\n"

@@ -101,8 +101,8 @@ def test_a_deleted_file_is_reported_and_left_out(agent):
 
 
 def test_close_missing_closes_like_a_model_call(agent):
-    from cireil.runtime.opened_files import opened_files_context
-    from cireil.runtime.paths import SandboxPaths
+    from cireil.runtime.engine.opened_files import opened_files_context
+    from cireil.runtime.files.paths import SandboxPaths
 
     agent.call("open-file", path="/workspace/hello.txt")
     (agent.directory / "workspace" / "hello.txt").unlink()

@@ -11,13 +11,13 @@ import pytest
 from cireil.render import result_bundle
 from cireil.runtime.config.sandbox_config import Mount, SandboxConfig
 from cireil.runtime.config.tools_config import ExecConfig, ToolsConfig
-from cireil.runtime.conversation import Conversation
-from cireil.runtime.messages import assistant_message, system_message, tool_response, user_message
-from cireil.runtime.paths import SandboxPaths
-from cireil.runtime.registry import BUILTIN_NAMES, builtin
+from cireil.runtime.files.paths import SandboxPaths
 from cireil.runtime.sessions import SessionStore
-from cireil.runtime.tool import ToolContext, execute
-from cireil.runtime.tool_result import ToolResult
+from cireil.runtime.sessions.messages import assistant_message, system_message, tool_response, user_message
+from cireil.runtime.toolkit.conversation import Conversation
+from cireil.runtime.toolkit.registry import BUILTIN_NAMES, builtin
+from cireil.runtime.toolkit.result import ToolResult
+from cireil.runtime.toolkit.tool import ToolContext, execute
 
 TOOLS = (
     "read-history",

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cireil
+from cireil.runtime.base.errors import ToolError
 from cireil.runtime.edit import Change, apply_edits, diffs
-from cireil.runtime.errors import ToolError
 from conftest import make_agent
 
 # -- the reference: whole-file difflib, as the edit tool computed it before -------------------------

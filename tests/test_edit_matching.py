@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cireil.runtime.base.errors import ToolError
 from cireil.runtime.edit import apply_edits
 from cireil.runtime.edit.tiers import EXACT, PUNCTUATION, WHITESPACE, find
-from cireil.runtime.errors import ToolError
 
 
 def edit(body: str, old: str, new: str, **extra) -> str:

@@ -11,7 +11,7 @@ import cireil
 from cireil.runtime.config.sandbox_config import Mount
 from cireil.runtime.edit.blocks import parse_cell
 from cireil.runtime.edit.previews import Preview, PreviewStore
-from cireil.runtime.registry import builtin
+from cireil.runtime.toolkit.registry import builtin
 from conftest import make_agent
 from test_tools_builtin import make_ctx, run
 
@@ -270,8 +270,8 @@ def test_a_failed_write_leaves_the_file_whole(agent, monkeypatch):
 
 
 def test_magic_usage_documents_the_cell_syntax():
-    from cireil.kernel.toolmagics import usage_doc
-    from cireil.kernel.views import magic_usage
+    from cireil.kernel.magics.tools import usage_doc
+    from cireil.kernel.views.subcommands import magic_usage
 
     tool = builtin("edit")
     assert magic_usage(tool) == "%%cireil_edit PATH"

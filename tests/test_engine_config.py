@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.config.engine_config import (
     ENGINE_FILE,
     KeySource,
@@ -14,7 +15,6 @@ from cireil.runtime.config.engine_config import (
     parse_engine_config,
 )
 from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.errors import ConfigError
 from conftest import make_agent
 
 # The example of upstream-formats.md §2.1, as the original's users write it.

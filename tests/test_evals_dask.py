@@ -14,7 +14,7 @@ from cireil.runtime.evals.executors import DaskExecutor
 from cireil.runtime.evals.matrix import run_matrix
 from cireil.runtime.evals.scenario import load_scenarios
 from cireil.runtime.scaffold import init
-from cireil.scripted_llm import ScriptedLLM
+from cireil.testing.scripted_llm import ScriptedLLM
 from evalkit import NOTES_SCENARIO, model, tree_digest, write
 from turnkit import turn_agent
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from cireil.runtime.scaffold import init
-from cireil.scripted_llm import ScriptedLLM
+from cireil.testing.scripted_llm import ScriptedLLM
 from evalkit import NOTES_SCENARIO, model, write
 from htmlcheck import problems
 from kernelharness import Kernel

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from cireil.runtime.errors import ConfigError
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.evals.matrix import run_matrix
 from cireil.runtime.evals.report import EvalReport, compare
 from cireil.runtime.evals.scenario import load_scenarios
 from cireil.runtime.evals.variants import read_variants
-from cireil.scripted_llm import reply
+from cireil.testing.scripted_llm import reply
 from evalkit import NOTES_SCENARIO, model, tool_description, tree_digest, write
 from turnkit import turn_agent
 
@@ -356,7 +356,7 @@ def test_ok_true_needs_the_call_to_succeed(tmp_path, agent_dir, llm):
 
 
 def test_attachments_grants_and_token_limits(tmp_path, agent_dir, llm):
-    from cireil.demo_model import wren
+    from cireil.testing.demo_model import wren
 
     write(tmp_path / "rota.csv", "name,day\nAna,Sat\n")
     attached = write(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cireil.runtime.errors import ConfigError
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.evals.matchers import CallSpec, Matcher, check_calls, is_subset
 from cireil.runtime.evals.scenario import load_scenarios, read_scenario
 
@@ -200,7 +200,7 @@ CHECK = '[answer]\ncontains = "x"\n'
 
 
 def test_the_session_attributes_conditions_rules_see(tmp_path):
-    from cireil.runtime.conditions import RuleContext
+    from cireil.runtime.sessions.conditions import RuleContext
 
     good = write(
         tmp_path,

@@ -14,7 +14,7 @@ from cireil.runtime.evals.report import EvalReport
 from cireil.runtime.evals.scenario import load_scenarios
 from cireil.runtime.evals.worker import RunResult
 from cireil.runtime.recorder.portable import pack_turns, unpack_turns
-from cireil.scripted_llm import reply
+from cireil.testing.scripted_llm import reply
 from evalkit import NOTES_SCENARIO, last_user, model, tree_digest, write
 from htmlcheck import html_problems
 from turnkit import turn_agent

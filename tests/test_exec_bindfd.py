@@ -148,8 +148,8 @@ def test_a_root_swapped_for_a_symlink_after_the_check_is_refused(tmp_path, monke
         return answer
 
     monkeypatch.setattr(sandbox.SandboxPaths, "root_host", check_then_swap)
+    from cireil.runtime.base.errors import ToolError
     from cireil.runtime.config.sandbox_config import SandboxConfig
-    from cireil.runtime.errors import ToolError
 
     with pytest.raises(ToolError, match="changed while exec was being set up") as caught:
         sandbox.bwrap_launch(

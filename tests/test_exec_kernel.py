@@ -76,7 +76,7 @@ def test_interrupting_a_running_command_kills_it_and_the_kernel_stays_usable(ker
 
 def test_a_widget_form_streams_live_output_into_its_output_then_shows_the_panel(tmp_path):
     import cireil
-    from cireil.kernel.forms import tool_form
+    from cireil.kernel.forms.toolform import tool_form
 
     agent = cireil.load(exec_agent(tmp_path))
     form = tool_form(agent, "exec")

@@ -105,7 +105,7 @@ def test_cancelling_a_turn_while_exec_runs_cancels_the_turn_not_the_command_only
     """Spec: cancellation of the calling turn propagates as cancellation rather than a successful command
     result. A command that swallowed it would hand the turn a result and let it go on with another model
     call; here the turn stops where it was and keeps only its complete steps."""
-    from cireil.scripted_llm import ScriptedLLM, reply
+    from cireil.testing.scripted_llm import ScriptedLLM, reply
     from turnkit import engine_toml
 
     marker = "987.875"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from cireil.kernel.toolargs import parse_args
+from cireil.kernel.magics.toolargs import parse_args
 from cireil.render import result_actions, result_bundle
-from cireil.runtime.tool_result import ToolResult
+from cireil.runtime.toolkit.result import ToolResult
 
 
 def exec_args(line: str) -> dict:

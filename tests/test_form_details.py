@@ -4,7 +4,7 @@ at word boundaries."""
 from __future__ import annotations
 
 import cireil
-from cireil.kernel.views import cut_at_word
+from cireil.kernel.views.subcommands import cut_at_word
 from test_widgets_kernel import output_updates, set_value, show_form, wait_for_output
 
 
@@ -18,7 +18,7 @@ def test_enter_in_a_text_field_runs_the_form(kernel, agent_dir):
 
 
 def test_a_checkbox_is_not_labelled_twice(agent_dir):
-    from cireil.kernel.forms import tool_form
+    from cireil.kernel.forms.toolform import tool_form
 
     (agent_dir / "config" / "tools.toml").write_text("read = true\n")
     form = tool_form(cireil.load(agent_dir), "read")

@@ -17,11 +17,11 @@ import ipywidgets as W
 import pytest
 
 import cireil
-from cireil.kernel.field_editors import UNSET, JsonEditor, NumberEditor, TextEditor, Toggled
-from cireil.kernel.forms import Palette, ToolForm, palette, tool_form
-from cireil.kernel.group_editors import AnyOfEditor, ListEditor, ObjectEditor
-from cireil.kernel.schema_kinds import kind_of
-from cireil.kernel.schema_widgets import Collected, SchemaWidget, build_editor, collect, schema_widget
+from cireil.kernel.forms.field_editors import UNSET, JsonEditor, NumberEditor, TextEditor, Toggled
+from cireil.kernel.forms.group_editors import AnyOfEditor, ListEditor, ObjectEditor
+from cireil.kernel.forms.schema_kinds import kind_of
+from cireil.kernel.forms.schema_widgets import Collected, SchemaWidget, build_editor, collect, schema_widget
+from cireil.kernel.forms.toolform import Palette, ToolForm, palette, tool_form
 from cireil.params import Number, Params
 
 # The parameter schemas the upstream runtime sends to models: what real forms must handle.
@@ -382,7 +382,7 @@ def test_disabled_tool_shows_error(agent, agent_dir):
 
 
 def test_unknown_tool_form_raises(agent):
-    with pytest.raises(cireil.runtime.errors.UnknownToolError):
+    with pytest.raises(cireil.runtime.base.errors.UnknownToolError):
         tool_form(agent, "read")
 
 

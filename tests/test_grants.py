@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.scripted_llm import reply
+from cireil.testing.scripted_llm import reply
 from mcp_peers.launch import mcp_toml
 from test_magics import loaded, run, usage_error
 from test_plugins import local_plugin, shadow

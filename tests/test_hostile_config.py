@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime.errors import ConfigError
+from cireil.runtime.base.errors import ConfigError
 from conftest import make_agent
 
 DEEP = "[" * 100_000 + "]" * 100_000

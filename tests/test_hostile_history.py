@@ -11,8 +11,8 @@ import pytest
 
 import cireil
 import upstream_db as up
-from cireil.runtime.resultcap import RESULT_LIMIT
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.runtime.toolkit.resultcap import RESULT_LIMIT
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
 HUGE = "0123456789abcdef" * 250_000  # 4 MB of text in one result

@@ -17,7 +17,7 @@ SETUP = """
 import time
 import cireil
 from cireil.params import Params
-from cireil.runtime.tool import Tool
+from cireil.runtime.toolkit.tool import Tool
 
 async def stall(args, ctx):
     time.sleep({stuck})  # a blocking call on the runtime thread, never awaiting: cancel cannot land
@@ -60,7 +60,7 @@ def test_interrupt_of_a_magic_during_computation_on_the_runtime_thread(kernel, t
     kernel.run("%load_ext cireil")
     loaded = kernel.run(f"%cireil load {agent} --tools extra", ok=False)
     assert loaded.status == "ok", loaded.stderr + loaded.stdout
-    took = _interrupt_lands(kernel, "%cireil_spin")  # the magic's live-output wait (kernel/live.py)
+    took = _interrupt_lands(kernel, "%cireil_spin")  # the magic's live-output wait (kernel/views/live.py)
     # the spinning thread still takes the GIL every 5 ms, slowing the kernel's own reply: a wider bound,
     # still below the 10 s grace the interrupt used to wait for
     assert took < 8.0, f"the interrupt took {took:.1f} s to land"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cireil.runtime import jsonbound
+from cireil.runtime.base import jsonbound
 from cireil.runtime.engine.partialjson import partial_string_field
 from cireil.runtime.engine.provider import parse_arguments
 
@@ -86,11 +86,11 @@ class _DeepJson:
 def test_an_anthropic_provider_and_a_model_list_answering_a_depth_bomb_fail_cleanly():
     import asyncio
 
-    from cireil.runtime import messages as M
     from cireil.runtime.config.engine_config import ProviderConfig
     from cireil.runtime.engine.anthropic import AnthropicProvider
     from cireil.runtime.engine.models import fetch_models
     from cireil.runtime.engine.provider import ModelRequest, ProviderError
+    from cireil.runtime.sessions import messages as M
 
     with _DeepJson() as server:
         claude = ProviderConfig("claude", kind="anthropic", api_base=server.base_url, default_model="c")

@@ -46,7 +46,7 @@ def test_a_deep_result_is_a_failed_call_not_a_recursion_error(tmp_path, rogue):
 def test_a_huge_result_is_cut_for_the_model_kept_whole_on_disk_and_not_resent(tmp_path, rogue):
     import json
 
-    from cireil.scripted_llm import ScriptedLLM, reply
+    from cireil.testing.scripted_llm import ScriptedLLM, reply
     from mcp_peers.launch import mcp_toml
     from turnkit import turn_agent
 

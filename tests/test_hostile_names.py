@@ -10,8 +10,8 @@ import pytest
 
 import cireil
 from cireil.render import result_bundle
-from cireil.runtime import names
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.runtime.base import names
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
 RAW = b"caf\xe9 \xff.txt"  # Latin-1 and a byte no encoding has: not UTF-8
@@ -69,7 +69,7 @@ def test_a_turn_that_lists_and_opens_it_completes(agent, llm):
 
 
 def test_a_view_of_a_call_with_a_raw_name_in_its_arguments_encodes():
-    from cireil.runtime.tool_result import ToolResult
+    from cireil.runtime.toolkit.result import ToolResult
 
     raw = RAW.decode("utf-8", "surrogateescape")
     data = {"exitCode": 0, "success": True, "stdout": "ok", "stdoutLength": 2, "stderrLength": 0}

@@ -48,8 +48,8 @@ def world(tmp_path):
 
 def _respond_html(agent, monkeypatch, attachments: list[str]) -> str:
     """Draw a respond with these attachments as the live turn view does, and return its HTML."""
-    from cireil.kernel.turnview import TurnView
-    from cireil.runtime.tool_result import ToolResult
+    from cireil.kernel.views.turn import TurnView
+    from cireil.runtime.toolkit.result import ToolResult
 
     view = TurnView(agent)
     shown: list[tuple[str, str]] = []

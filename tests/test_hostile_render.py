@@ -18,7 +18,7 @@ from cireil.render import chat, result_bundle
 from cireil.render.exec import live_bundle
 from cireil.render.opened_files import context_bundle
 from cireil.render.safe import markdown_html, visible
-from cireil.runtime.tool_result import ToolResult
+from cireil.runtime.toolkit.result import ToolResult
 from conftest import make_agent
 from htmlcheck import html_problems, problems
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime.errors import ConfigError
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.jobs.heartbeat import tasks_text
 from conftest import make_agent
 from exec_agent import BINARIES, exec_agent
@@ -44,7 +44,7 @@ def _swap_for_link(path: Path, target: Path) -> None:
 
 def test_the_exec_writable_roots_are_the_ones_exec_binds():
     from cireil.runtime.exec.sandbox import ROOT_BINDS
-    from cireil.runtime.paths import EXEC_WRITABLE
+    from cireil.runtime.files.paths import EXEC_WRITABLE
 
     assert set(EXEC_WRITABLE) == set(ROOT_BINDS)
 

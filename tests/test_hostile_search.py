@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from cireil.runtime.messages import user_message
 from cireil.runtime.sessions import SessionStore, search
+from cireil.runtime.sessions.messages import user_message
 from test_conversation_tools import Harness, respond
 
 GENEROUS_S = 10.0  # ~10x what linear matching of these texts takes on a loaded machine
@@ -85,7 +85,7 @@ def test_an_interrupt_stops_a_running_search_at_once(h):
     import asyncio
     import threading
 
-    from cireil.runtime.cancel import context_with
+    from cireil.runtime.base.cancel import context_with
 
     h.add(*(user_message(f"message {i}") for i in range(50)))
     flag = threading.Event()
@@ -96,8 +96,8 @@ def test_an_interrupt_stops_a_running_search_at_once(h):
 
 
 def test_synchronous_work_sees_a_cancel_from_another_thread():
-    from cireil.runtime.cancel import cancel_requested
-    from cireil.runtime.loop import RUNTIME
+    from cireil.runtime.base.cancel import cancel_requested
+    from cireil.runtime.base.loop import RUNTIME
 
     async def crunch() -> int:
         rounds = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import cireil
-from cireil.runtime.textfile import READ_LIMIT
+from cireil.runtime.files.textfile import READ_LIMIT
 from readtools import reading_agent
 
 BIG = "/workspace/big.md"
@@ -43,7 +43,7 @@ def test_read_sections_refuses_a_file_that_grew_past_the_limit(agent):
 
 
 def test_pending_media_keeps_one_copy_of_a_repeated_picture_and_is_bounded(agent):
-    from cireil.runtime import media
+    from cireil.runtime.files import media
 
     picture = agent.directory / "workspace" / "big.png"
     picture.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(2 * 1024 * 1024))
@@ -62,7 +62,7 @@ def test_pending_media_keeps_one_copy_of_a_repeated_picture_and_is_bounded(agent
 def test_cap_result_keeps_small_results_and_cuts_big_ones(tmp_path):
     import json
 
-    from cireil.runtime.resultcap import cap_result
+    from cireil.runtime.toolkit.resultcap import cap_result
 
     small = {"content": "x" * 100, "success": True}
     assert cap_result(small, limit=1000, agent_dir=tmp_path, tool="t", call_id="c") is small
@@ -80,7 +80,7 @@ def test_cap_result_keeps_small_results_and_cuts_big_ones(tmp_path):
 
 
 def test_many_opened_files_together_stay_under_a_total(agent):
-    from cireil.runtime.opened_files import OPENED_TOTAL_LIMIT
+    from cireil.runtime.engine.opened_files import OPENED_TOTAL_LIMIT
 
     ws = agent.directory / "workspace"
     for i in range(12):  # each just under the per-file limit: 12 of them would be ~3 MB per request
@@ -101,7 +101,7 @@ def test_config_messages_show_control_characters(tmp_path):
 
 
 def test_a_picture_or_video_over_the_media_limit_is_refused_before_it_is_read(agent):
-    from cireil.runtime import media
+    from cireil.runtime.files import media
 
     ws = agent.directory / "workspace"
     for name in ("huge.mp4", "huge.png"):

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from cireil.runtime import safefs
 from cireil.runtime.config.sandbox_config import Mount
-from cireil.runtime.registry import builtin
-from cireil.runtime.tool import execute
+from cireil.runtime.files import safefs
+from cireil.runtime.toolkit.registry import builtin
+from cireil.runtime.toolkit.tool import execute
 from test_tools_builtin import make_ctx
 
 

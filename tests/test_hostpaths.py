@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from cireil.runtime.hostpaths import PlantedLink, trusted_realpath
+from cireil.runtime.files.hostpaths import PlantedLink, trusted_realpath
 
 
 def test_it_agrees_with_realpath_where_nothing_is_untrusted(tmp_path):

@@ -5,7 +5,7 @@
 - runtime/ and render/ never import IPython or ipywidgets (kernel/ is the only layer that does);
 - cireil's modules import each other at module level without a cycle;
 - the engine, its turns and the schedulers never import the Agent, in any form: they reach it through
-  runtime/host.py's protocols, so agent.py <-> engine/ is no circle even for a type checker.
+  runtime/engine/host.py's protocols, so agent.py <-> engine/ is no circle even for a type checker.
 
 What counts for the cycle check is what runs when a module is imported: imports at module level, including
 inside `try`/`if` at that level. Imports under `if TYPE_CHECKING:` never run. Imports inside a function run
@@ -142,11 +142,11 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_every_kind_of_import():
     # the checks below are only as good as the graph: it must know these edges of today's code
     turn = {(e.target, e.module_level, e.type_checking) for e in EDGES["cireil.runtime.engine.turn"]}
-    assert ("cireil.runtime.tool", True, False) in turn  # from ..tool import execute
-    assert ("cireil.runtime.messages", True, False) in turn  # from .. import messages as msgs
+    assert ("cireil.runtime.toolkit.tool", True, False) in turn  # from ..tool import execute
+    assert ("cireil.runtime.sessions.messages", True, False) in turn  # from .. import messages as msgs
     assert ("cireil.runtime.config.engine_config", True, True) in turn  # under TYPE_CHECKING
     assert ("cireil.runtime.engine.provider", False, False) in turn  # inside Turn._complete
-    assert ("cireil.runtime.registry", False, False) in turn  # inside Turn._declared
+    assert ("cireil.runtime.toolkit.registry", False, False) in turn  # inside Turn._declared
 
 
 def test_runtime_never_imports_render_or_kernel():
@@ -176,7 +176,7 @@ def test_the_engine_and_the_schedulers_never_import_the_agent():
         str(edge)
         for module, edges in EDGES.items()
         if module.startswith(("cireil.runtime.engine", "cireil.runtime.jobs", "cireil.runtime.tools"))
-        or module in ("cireil.runtime.conversation", "cireil.runtime.host")
+        or module in ("cireil.runtime.toolkit.conversation", "cireil.runtime.engine.host")
         for edge in edges
         if edge.target == "cireil.runtime.agent"
     ]

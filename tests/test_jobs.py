@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import cireil
+from cireil.runtime.base.loop import RUNTIME
 from cireil.runtime.jobs.cronexpr import CronError, CronExpr
 from cireil.runtime.jobs.job_runner import JobRunner
-from cireil.runtime.loop import RUNTIME
-from cireil.scripted_llm import reply
+from cireil.testing.scripted_llm import reply
 from turnkit import turn_agent
 
 

@@ -17,10 +17,10 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from cireil.kernel import extension
-from cireil.kernel.toolargs import decode_value, parse_args, string_params, tokenize
+from cireil.kernel.magics.toolargs import decode_value, parse_args, string_params, tokenize
 from cireil.render import result_bundle
-from cireil.runtime.loop import RUNTIME
-from cireil.runtime.tool_result import ToolResult
+from cireil.runtime.base.loop import RUNTIME
+from cireil.runtime.toolkit.result import ToolResult
 from conftest import MINIMAL_TOOLS, make_agent
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -499,8 +499,9 @@ def test_load_ext_stays_light(tmp_path):
         "sh = InteractiveShell.instance()\n"
         "sh.run_line_magic('load_ext', 'cireil')\n"
         "sh.run_line_magic('cireil', 'load --demo')\n"
-        "print(json.dumps([m for m in ('ipywidgets', 'httpx', 'PIL', 'pillow_heif', 'cireil.runtime.conditions',"
-        " 'cireil.runtime.config.engine_config', 'cireil.runtime.upstream') if m in sys.modules]))\n"
+        "print(json.dumps([m for m in ('ipywidgets', 'httpx', 'PIL', 'pillow_heif',"
+        " 'cireil.runtime.sessions.conditions', 'cireil.runtime.config.engine_config',"
+        " 'cireil.runtime.original.runtime_root') if m in sys.modules]))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True, timeout=120
@@ -512,8 +513,8 @@ def test_files_uploaded_with_attach_go_with_the_next_agent_message(shell, tmp_pa
     from datetime import datetime
 
     import cireil
-    from cireil.kernel import agentmagics
-    from cireil.scripted_llm import ScriptedLLM, reply
+    from cireil.kernel.magics import agent as agentmagics
+    from cireil.testing.scripted_llm import ScriptedLLM, reply
     from turnkit import turn_agent
 
     with ScriptedLLM() as llm:
@@ -544,7 +545,7 @@ def test_files_uploaded_with_attach_go_with_the_next_agent_message(shell, tmp_pa
 
 
 def test_agent_and_prompt_options_take_both_forms_and_name_their_usage(shell, agent_dir):
-    from cireil.kernel.agentmagics import parse_agent_line
+    from cireil.kernel.magics.agent import parse_agent_line
 
     assert parse_agent_line("--session=a --attach x --attach=y --model m") == {
         "attach": ["x", "y"],

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime.errors import ConfigError, UnknownToolError
+from cireil.runtime.base.errors import ConfigError, UnknownToolError
 from conftest import make_agent
 from mcp_peers.launch import mcp_toml, sdk_server
 

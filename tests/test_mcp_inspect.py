@@ -187,7 +187,7 @@ def test_output_check_edge_cases():
 
 # -- the server panel, reconnect, the magics ----------------------------------------------------------
 def test_the_panel_shows_the_server_and_reconnect_renews_only_the_transport(tmp_path, rogue, fresh_expire):
-    from cireil.kernel.mcpviews import ServerPanel
+    from cireil.kernel.views.mcp import ServerPanel
 
     agent = load(tmp_path, {"exp": rogue.url("/expire"), "odd": rogue.url("/inspect")}, "mcp__exp__echo = true\n")
     try:
@@ -221,7 +221,7 @@ def test_failures_are_listed_in_the_panel_and_a_failed_reconnect_keeps_the_old_t
         client = agent.mcp_clients()["odd"]
         old = client.transport
         client.server = McpServer("odd", rogue.url("/fail-init"), client.server.timeout)  # the server "breaks"
-        from cireil.runtime.errors import CireilError
+        from cireil.runtime.base.errors import CireilError
 
         try:
             agent.mcp_reconnect("odd")
@@ -262,7 +262,7 @@ def test_the_mcp_magics_in_a_kernel(tmp_path, kernel, sdk_sse):
 
 
 def test_an_agent_turn_shows_the_wire_of_its_mcp_calls_and_the_model_never_sees_it(tmp_path, sdk_sse):
-    from cireil.scripted_llm import ScriptedLLM, reply
+    from cireil.testing.scripted_llm import ScriptedLLM, reply
     from turnkit import turn_agent
 
     with ScriptedLLM() as llm:
@@ -287,7 +287,7 @@ def test_an_agent_turn_shows_the_wire_of_its_mcp_calls_and_the_model_never_sees_
 
 
 def test_credentials_in_the_url_are_masked_wherever_it_is_shown(tmp_path, sdk_sse):
-    from cireil.kernel.mcpviews import ServerPanel
+    from cireil.kernel.views.mcp import ServerPanel
 
     agent = load(tmp_path, {"demo": sdk_sse + "?api_key=hunter2&region=eu"}, "mcp__demo__add = true\n")
     try:

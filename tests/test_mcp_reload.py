@@ -10,8 +10,8 @@ import pytest
 import cireil
 from cireil import Tool
 from cireil.params import Params
-from cireil.runtime.errors import UnknownToolError
-from cireil.scripted_llm import reply
+from cireil.runtime.base.errors import UnknownToolError
+from cireil.testing.scripted_llm import reply
 from conftest import make_agent
 from mcp_peers.launch import mcp_toml
 from turnkit import engine_toml

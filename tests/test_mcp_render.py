@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cireil.render import result_bundle
-from cireil.runtime.tool_result import ToolResult
+from cireil.runtime.toolkit.result import ToolResult
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
 CONTENT = [

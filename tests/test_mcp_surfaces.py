@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import cireil
-from cireil.kernel.forms import tool_form
+from cireil.kernel.forms.toolform import tool_form
 from cireil.render import RESULT_MIME
 from conftest import make_agent
 from mcp_peers.launch import mcp_toml

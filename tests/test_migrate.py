@@ -12,8 +12,8 @@ import pytest
 
 import cireil
 from cireil.cli import main
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.config.migrate import MigrationResult, migrate
-from cireil.runtime.errors import ConfigError
 from conftest import make_agent
 
 BACKUP_NAME = re.compile(r"tools\.toml\.\d{8}T\d{6}Z(-\d+)?\.bak")

@@ -8,10 +8,10 @@ import json
 import pytest
 
 import cireil
+from cireil.runtime.base.loop import RUNTIME
 from cireil.runtime.config.engine_config import KeySource, ProviderConfig
 from cireil.runtime.engine.models import ModelCatalog, fetch_models
-from cireil.runtime.loop import RUNTIME
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
 MODELS = [

@@ -14,7 +14,7 @@ from typing import ClassVar
 import httpx
 import pytest
 
-from cireil.runtime.netbackend import fast_transport, uses_asyncio_backend
+from cireil.runtime.engine.netbackend import fast_transport, uses_asyncio_backend
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import cireil
-from cireil.kernel.views import DryRunView, ToolTable
+from cireil.kernel.views.subcommands import DryRunView, ToolTable
 from cireil.render.chat import notice_line
 from cireil.render.html import notices_html
 
@@ -29,7 +29,7 @@ def test_notices_use_an_icon_every_font_can_draw():
 def test_session_card_rows_all_read_from_the_left(agent_dir):
     import re
 
-    from cireil.kernel.views import SessionCard
+    from cireil.kernel.views.subcommands import SessionCard
 
     agent = cireil.load(agent_dir)
     agent.session.last_activity = "2026-12-03T08:00:00.000Z"

@@ -32,7 +32,7 @@ def _rows(box):
 def test_every_section_row_has_its_own_open_action_and_deep_rows_unfold(tmp_path):
     agent_dir = make_agent(tmp_path, MINIMAL_TOOLS.replace("read = false", "read = true") + "open-file = true\n")
     (agent_dir / "workspace" / "doc.md").write_text(DOC)
-    from cireil.kernel.resultview import ResultView
+    from cireil.kernel.views.result import ResultView
 
     agent = cireil.load(agent_dir)
     read = agent.call("read", path="/workspace/doc.md")
@@ -59,7 +59,7 @@ def test_every_section_row_has_its_own_open_action_and_deep_rows_unfold(tmp_path
 
 
 def test_thousands_of_sibling_sections_are_built_a_page_at_a_time(tmp_path):
-    from cireil.kernel.outlinetree import PAGE, OutlineTree
+    from cireil.kernel.views.outline_tree import PAGE, OutlineTree
 
     sections = [{"id": "top", "type": "h1", "label": "Top", "line": 1, "lines": 3001}]
     sections += [

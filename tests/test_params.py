@@ -87,7 +87,7 @@ def test_schema_nested_array_of_strict_objects_and_anyof():
 
 
 def test_builtin_tool_schemas_follow_the_conventions():
-    from cireil.runtime import registry
+    from cireil.runtime.toolkit import registry
 
     for name in registry.BUILTIN_NAMES:
         schema = registry.builtin(name).parameters

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from cireil.runtime import safefs
-from cireil.runtime.registry import builtin
-from cireil.runtime.tool import execute
+from cireil.runtime.files import safefs
+from cireil.runtime.toolkit.registry import builtin
+from cireil.runtime.toolkit.tool import execute
 from test_tools_builtin import make_ctx
 
 SECRET = "OUTSIDE-SECRET-CONTENT"
@@ -178,7 +178,7 @@ def test_a_fifo_swapped_in_after_the_check_does_not_block(agent_dir):
     target = agent_dir / "workspace" / "swap.txt"
     target.write_text("regular\n")
     ctx = make_ctx(agent_dir)
-    from cireil.runtime.textfile import read_bytes
+    from cireil.runtime.files.textfile import read_bytes
 
     resolved = ctx.paths.resolve("/workspace/swap.txt")
     target.unlink()
@@ -255,9 +255,9 @@ def test_a_write_killed_midway_leaves_nothing_visible_and_the_next_load_removes_
 
 def test_the_exec_output_dir_is_created_without_following_a_swapped_in_symlink(agent_dir, tmp_path, monkeypatch):
     """Resolve sees /workspace/out missing; before the spill directory is made, `out` becomes a link out."""
-    from cireil.runtime.errors import ToolError
+    from cireil.runtime.base.errors import ToolError
     from cireil.runtime.exec.spill import SpillDir
-    from cireil.runtime.paths import SandboxPaths
+    from cireil.runtime.files.paths import SandboxPaths
 
     outside = tmp_path / "elsewhere"
     outside.mkdir()

@@ -18,14 +18,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from cireil.runtime import paths as paths_module
+from cireil.runtime.base.errors import ToolError
 from cireil.runtime.config.sandbox_config import Mount, SandboxConfig
 from cireil.runtime.config.tools_config import ToolsConfig
-from cireil.runtime.errors import ToolError
-from cireil.runtime.paths import ROOTS, SandboxPaths, normalize
-from cireil.runtime.registry import builtin
-from cireil.runtime.session_state import Session
-from cireil.runtime.tool import ToolContext, execute
+from cireil.runtime.files import paths as paths_module
+from cireil.runtime.files.paths import ROOTS, SandboxPaths, normalize
+from cireil.runtime.sessions.state import Session
+from cireil.runtime.toolkit.registry import builtin
+from cireil.runtime.toolkit.tool import ToolContext, execute
 from conftest import make_agent
 
 

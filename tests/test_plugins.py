@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime.errors import ConfigError
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.outline import build_outline, unregister_extractor
 from conftest import make_agent
 

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from cireil.runtime import messages as m
 from cireil.runtime import scaffold
+from cireil.runtime.base.errors import CireilError, ConfigError
 from cireil.runtime.config.engine_config import ModelConfig as Model  # what a turn passes
 from cireil.runtime.engine.assemble import assemble
 from cireil.runtime.engine.history import TokenCache, estimate_system, estimate_tokens
@@ -21,10 +21,10 @@ from cireil.runtime.engine.prompt import (
     metadata_text,
     usage_line,
 )
-from cireil.runtime.errors import CireilError, ConfigError
-from cireil.runtime.layout import BLOCK_NAMES, AgentLayout
-from cireil.runtime.paths import SandboxPaths
-from cireil.runtime.session_state import Session, platform_of
+from cireil.runtime.files.layout import BLOCK_NAMES, AgentLayout
+from cireil.runtime.files.paths import SandboxPaths
+from cireil.runtime.sessions import messages as m
+from cireil.runtime.sessions.state import Session, platform_of
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 5, 1, 10, 0, 0, tzinfo=UTC)

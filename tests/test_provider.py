@@ -12,7 +12,6 @@ import threading
 import httpx
 import pytest
 
-from cireil.runtime import messages as M
 from cireil.runtime.config.engine_config import ENGINE_FILE, KeySource, ModelConfig, ProviderConfig, parse_engine_config
 from cireil.runtime.config.tomlsource import TomlSource
 from cireil.runtime.engine.provider import (
@@ -25,7 +24,8 @@ from cireil.runtime.engine.provider import (
     build_request_body,
     parse_arguments,
 )
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.runtime.sessions import messages as M
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 
 TOOLS = [
     {

@@ -18,7 +18,7 @@ import cireil
 from cireil.render import result_bundle
 from cireil.runtime.config.engine_config import ModelConfig, ProviderConfig
 from cireil.runtime.engine.provider import ModelRequest, build_request_body
-from cireil.runtime.messages import user_message
+from cireil.runtime.sessions.messages import user_message
 from readtools import reading_agent
 
 IMAGES = Path(__file__).parent / "data" / "images"
@@ -133,7 +133,7 @@ def test_use_jpeg_for_images_sends_every_picture_as_jpeg(agent):
 
 
 def test_a_heic_read_in_a_turn_reaches_the_model_as_webp(tmp_path):
-    from cireil.scripted_llm import ScriptedLLM, reply
+    from cireil.testing.scripted_llm import ScriptedLLM, reply
     from turnkit import turn_agent
 
     with ScriptedLLM() as llm:

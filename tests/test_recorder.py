@@ -15,8 +15,8 @@ import pytest
 import cireil
 from cireil.params import Integer, Params, String
 from cireil.runtime.recorder.store import FORMAT, RECORDINGS_FILE
-from cireil.runtime.tool import Tool
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.runtime.toolkit.tool import Tool
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
 BIG = "\n".join(f"line {n}: " + "tomato " * 12 for n in range(120))  # ~2,500 tokens: reads of it get pruned

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from cireil.scripted_llm import reply
+from cireil.testing.scripted_llm import reply
 from kernelharness import Kernel
 from test_recorder import BIG
 from turnkit import turn_agent

@@ -11,7 +11,7 @@ import pytest
 
 import cireil
 from cireil.render import result_bundle
-from cireil.runtime.tool_result import ToolResult
+from cireil.runtime.toolkit.result import ToolResult
 
 HOSTILE = "<img src=x onerror=alert(1)>.txt"
 SCRIPT = "<script>alert('x')</script>"

@@ -64,7 +64,7 @@ def test_without_the_extension_no_widget_is_made(bump_agent):
 
 
 def test_pressing_an_action_replaces_the_view_with_the_new_result(bump_agent):
-    from cireil.kernel.resultview import ResultView
+    from cireil.kernel.views.result import ResultView
 
     view = ResultView(bump_agent.call("bump", n=1))
     [button] = view.buttons.children
@@ -77,7 +77,7 @@ def test_pressing_an_action_replaces_the_view_with_the_new_result(bump_agent):
 
 
 def test_an_action_that_cannot_run_says_why_and_keeps_the_view(bump_agent, agent_dir):
-    from cireil.kernel.resultview import ResultView
+    from cireil.kernel.views.result import ResultView
 
     view = ResultView(bump_agent.call("bump", n=1))
     (agent_dir / "config" / "tools.toml").write_text("list-dir = true\nbump = false\n")
@@ -92,7 +92,7 @@ def _offer_with_dismiss(result):
 
 
 def test_an_action_without_a_tool_dismisses_the_offer_without_a_call(bump_agent):
-    from cireil.kernel.resultview import ResultView
+    from cireil.kernel.views.result import ResultView
 
     render.register_view("bump", _bump_view, _offer_with_dismiss)
     view = ResultView(bump_agent.call("bump", n=1))
@@ -105,7 +105,7 @@ def test_an_action_without_a_tool_dismisses_the_offer_without_a_call(bump_agent)
 
 
 def test_discarding_an_edit_preview_says_discarded_and_offers_nothing(agent_dir):
-    from cireil.kernel.resultview import ResultView
+    from cireil.kernel.views.result import ResultView
 
     (agent_dir / "config" / "tools.toml").write_text("list-dir = true\nedit = true\n")
     agent = cireil.load(agent_dir)
@@ -122,7 +122,7 @@ def test_discarding_an_edit_preview_says_discarded_and_offers_nothing(agent_dir)
 
 
 def test_open_stdout_opens_below_and_the_exec_result_stays(tmp_path):
-    from cireil.kernel.resultview import ResultView
+    from cireil.kernel.views.result import ResultView
     from exec_agent import exec_agent
 
     directory = exec_agent(tmp_path)

@@ -59,7 +59,7 @@ def _wait(condition, timeout: float = 20) -> None:
 
 def test_a_silent_command_in_a_form_shows_its_early_output_and_the_time_while_it_runs(tmp_path):
     import cireil
-    from cireil.kernel.forms import tool_form
+    from cireil.kernel.forms.toolform import tool_form
 
     form = tool_form(cireil.load(exec_agent(tmp_path)), "exec")
     form.output = recorder = Recorder()
@@ -77,7 +77,7 @@ def test_a_silent_command_in_a_form_shows_its_early_output_and_the_time_while_it
 
 def test_cancel_in_a_form_keeps_the_output_and_says_cancelled(tmp_path):
     import cireil
-    from cireil.kernel.forms import tool_form
+    from cireil.kernel.forms.toolform import tool_form
 
     form = tool_form(cireil.load(exec_agent(tmp_path)), "exec")
     form.output = recorder = Recorder()
@@ -95,7 +95,7 @@ def test_cancel_in_a_form_keeps_the_output_and_says_cancelled(tmp_path):
 
 def test_a_slow_tool_without_live_output_gets_a_neutral_line_in_a_form(tmp_path):
     import cireil
-    from cireil.kernel.forms import tool_form
+    from cireil.kernel.forms.toolform import tool_form
 
     form = tool_form(cireil.load(make_agent(tmp_path, SLOW_TOOLS), tools=[_slow_tool()]), "slow")
     form.output = recorder = Recorder()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import cireil
-from cireil.kernel.forms import tool_form
+from cireil.kernel.forms.toolform import tool_form
 from conftest import make_agent
 from mcp_peers.launch import mcp_toml
 
@@ -23,7 +23,7 @@ def test_calls_from_every_surface_are_kept_newest_first(tmp_path):
         assert calls[0].summary.startswith("failed: ") and calls[0].when.endswith("Z")
         assert calls[1].as_dict()["arguments"] == {"path": "/workspace/a.txt", "content": "one"}
         assert agent.calls("list-dir") == [] and agent.calls("list_dir") == []
-        from cireil.runtime.calllog import summarize
+        from cireil.runtime.toolkit.calllog import summarize
 
         assert summarize({"content": [{"type": "text", "text": '{\n  "city": "Porto"\n}'}]}) == '{"city":"Porto"}'
         agent.call("list_dir", path="/workspace")

@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 
 import cireil
-from cireil.runtime import frontmatter, registry, scaffold, upstream
-from cireil.runtime.layout import BLOCK_NAMES
+from cireil.runtime import scaffold
+from cireil.runtime.files import frontmatter
+from cireil.runtime.files.layout import BLOCK_NAMES
+from cireil.runtime.original import runtime_root
 from cireil.runtime.scaffold import DirectoryNotEmptyError, copy_demo, demo_source, init
+from cireil.runtime.toolkit import registry
 
 CIREIL = str(Path(sys.executable).with_name("cireil"))
 
@@ -170,7 +173,7 @@ def demo() -> Path:
 def test_demo_tools_toml_lists_every_builtin_the_original_knows_and_enables_them(demo: Path) -> None:
     data = tomllib.loads((demo / "config" / "tools.toml").read_text())
     # the original refuses a tools.toml naming a tool it does not have (invoke), even as false
-    assert set(data) == set(registry.BUILTIN_NAMES) - set(upstream.CIREIL_ONLY_TOOLS)
+    assert set(data) == set(registry.BUILTIN_NAMES) - set(runtime_root.CIREIL_ONLY_TOOLS)
     assert {name for name, on in data.items() if on} == set(registry.BUILTIN_NAMES) - {"invoke"}
     # the original wants a table or false for exec (it refuses `exec = true`); as its init writes it
     assert data["exec"] == {"enabled": True, "timeout": 60000}

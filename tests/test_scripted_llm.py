@@ -8,7 +8,7 @@ import threading
 import httpx
 import pytest
 
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": []}
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cireil.runtime.messages import assistant_message, system_message, tool_response, user_message
 from cireil.runtime.sessions import SessionStore
+from cireil.runtime.sessions.messages import assistant_message, system_message, tool_response, user_message
 from cireil.runtime.sessions.search import compile_query, fold, glob_to_regex
 from cireil.runtime.sessions.store import SessionConflict, preview_of
 
@@ -154,7 +154,7 @@ def test_commit_is_all_or_nothing(store):
 
 
 def test_save_state_and_session_made_outside_the_store(store):
-    from cireil.runtime.session_state import Session
+    from cireil.runtime.sessions.state import Session
 
     session = Session(id="notebook:loose")
     session.opened_files.append("/workspace/x")

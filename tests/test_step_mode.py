@@ -13,7 +13,7 @@ import cireil
 from cireil.runtime.engine.toolhook import ToolDecision
 from cireil.runtime.recorder.model import RecordedTurn
 from cireil.runtime.recorder.store import FORMAT, RECORDINGS_FILE
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from test_recorder import run_pytest
 from turnkit import turn_agent
 
@@ -179,7 +179,7 @@ def test_a_recording_of_format_1_is_migrated_in_place(tmp_path, llm):
 
 
 def test_a_mocked_result_is_a_json_object_as_written_or_the_text_itself():
-    from cireil.kernel.stepmode import mock_result
+    from cireil.kernel.magics.stepmode import mock_result
 
     assert mock_result('{"entries": [], "success": true}') == {"entries": [], "success": True}
     assert mock_result("  the shed is locked  ") == {"result": "  the shed is locked  ", "success": True}

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cireil.scripted_llm import reply
+from cireil.testing.scripted_llm import reply
 from kernelharness import Kernel
 from test_widgets_kernel import click, set_value
 from turnkit import turn_agent
@@ -16,7 +16,7 @@ from turnkit import turn_agent
 HELPERS = """\
 import json, time
 import cireil
-from cireil.kernel.stepmode import LIVE
+from cireil.kernel.magics.stepmode import LIVE
 
 def step_view():
     return LIVE[id(cireil.current_agent())]

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.engine.timefmt import (
     current_date_line,
     format_datetime,
@@ -17,7 +18,6 @@ from cireil.runtime.engine.timefmt import (
     load_timezone,
     relative_part,
 )
-from cireil.runtime.errors import ConfigError
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 5, 1, 10, 0, 0, tzinfo=UTC)

@@ -18,14 +18,14 @@ from traitlets.config import Config
 import cireil
 import cireil.runtime.tools
 from cireil.cli import main
-from cireil.kernel.forms import tool_form
+from cireil.kernel.forms.toolform import tool_form
 from cireil.render import RESULT_MIME, result_bundle
-from cireil.runtime import registry
+from cireil.runtime.base.loop import RUNTIME
+from cireil.runtime.base.params import Params, String
 from cireil.runtime.engine.history import estimate_tokens, shape_history
-from cireil.runtime.loop import RUNTIME
-from cireil.runtime.params import Params, String
-from cireil.runtime.tool import Tool
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.runtime.toolkit import registry
+from cireil.runtime.toolkit.tool import Tool
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import TURN_TOOLS, turn_agent
 
 PEEK = '''\

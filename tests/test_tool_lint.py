@@ -7,14 +7,14 @@ import subprocess
 import sys
 
 import cireil
+from cireil.runtime.base.params import RawObject
 from cireil.runtime.config.engine_config import ModelConfig, ProviderConfig
 from cireil.runtime.engine.history import estimate_system
 from cireil.runtime.engine.provider import ModelRequest, build_request_body
 from cireil.runtime.engine.toolcost import definition_tokens, tool_costs
-from cireil.runtime.params import RawObject
+from cireil.runtime.engine.toollint import lint_tools
 from cireil.runtime.scaffold import copy_demo
-from cireil.runtime.tool import Tool
-from cireil.runtime.toollint import lint_tools
+from cireil.runtime.toolkit.tool import Tool
 from conftest import make_agent
 from mcp_peers.launch import mcp_toml
 from mcp_peers.rogue import HUGE_DESCRIPTION

@@ -13,7 +13,7 @@ import pytest
 import cireil
 from cireil import Tool
 from cireil.params import Params
-from cireil.runtime.errors import ConfigError
+from cireil.runtime.base.errors import ConfigError
 from conftest import make_agent
 from mcp_peers.launch import mcp_toml
 from test_plugins import local_plugin, shadow

@@ -11,14 +11,14 @@ import pytest
 
 import cireil
 from cireil.params import Params, String
-from cireil.runtime import fsutil
+from cireil.runtime.base.errors import ToolError
 from cireil.runtime.config.sandbox_config import Mount, SandboxConfig
 from cireil.runtime.config.tools_config import ExecConfig, ToolsConfig
-from cireil.runtime.errors import ToolError
-from cireil.runtime.paths import SandboxPaths
-from cireil.runtime.registry import builtin
-from cireil.runtime.session_state import Session
-from cireil.runtime.tool import Tool, ToolContext, execute
+from cireil.runtime.files import atomic
+from cireil.runtime.files.paths import SandboxPaths
+from cireil.runtime.sessions.state import Session
+from cireil.runtime.toolkit.registry import builtin
+from cireil.runtime.toolkit.tool import Tool, ToolContext, execute
 from conftest import make_agent
 
 
@@ -231,7 +231,7 @@ def test_write_failure_leaves_old_content_and_no_temp_files(agent_dir, ctx, monk
     def no_space(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fsutil.os, "fsync", no_space)
+    monkeypatch.setattr(atomic.os, "fsync", no_space)
     result = run("write", {"path": "/workspace/hello.txt", "content": "half"}, ctx)
     assert result == {"error": "No space left on device", "success": False}
     assert target.read_text() == "hello\n"
@@ -242,7 +242,7 @@ def test_write_failure_on_rename_cleans_up(agent_dir, ctx, monkeypatch):
     def refuse(src, dst, **dir_fds):
         raise PermissionError(13, "Permission denied", dst)
 
-    monkeypatch.setattr(fsutil.os, "replace", refuse)
+    monkeypatch.setattr(atomic.os, "replace", refuse)
     result = run("write", {"path": "/workspace/hello.txt", "content": "x"}, ctx)
     assert result == {"error": "EACCES: cannot write '/workspace/hello.txt': Permission denied", "success": False}
     assert sorted(os.listdir(agent_dir / "workspace")) == ["docs", "hello.txt"]

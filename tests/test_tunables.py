@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from cireil.kernel import live, tunables
+from cireil.kernel import tunables
+from cireil.kernel.views import live
 from cireil.render import safe
 
 
@@ -26,7 +27,7 @@ def test_config_sets_a_limit_the_next_view_obeys_and_unload_puts_it_back(kernel,
     kernel.run("%config Cireil.plain_limit = 200\n%config Cireil.refresh_interval = 0.5")
     after = kernel.run("%cireil_list_dir /workspace").result["text/plain"]
     assert after.startswith(before[:200]) and "more characters not shown" in after and "file-39.txt" not in after
-    shown = kernel.run("from cireil.kernel import live\nlive.INTERVAL_S").result["text/plain"]
+    shown = kernel.run("from cireil.kernel.views import live\nlive.INTERVAL_S").result["text/plain"]
     assert shown == "0.5"
     assert kernel.run("%config Cireil.refresh_interval").result["text/plain"] == "0.5"
 

@@ -1,26 +1,26 @@
 """The turn path against a stand-in host: the engine, a turn and the conversation tools run with no Agent,
-only what runtime/host.py's TurnHost asks for, and a scripted model server on loopback."""
+only what runtime/engine/host.py's TurnHost asks for, and a scripted model server on loopback."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from cireil.runtime import registry
-from cireil.runtime.conditions import Conditions, RuleContext
+from cireil.runtime.base.loop import RUNTIME
+from cireil.runtime.base.params import Params, String
 from cireil.runtime.config.sandbox_config import SandboxConfig
 from cireil.runtime.config.tools_config import ToolsConfig
-from cireil.runtime.conversation import Conversation
 from cireil.runtime.engine.engine import Engine
-from cireil.runtime.layout import AgentLayout
-from cireil.runtime.loop import RUNTIME
-from cireil.runtime.params import Params, String
-from cireil.runtime.paths import SandboxPaths
-from cireil.runtime.resultcap import RESULT_LIMIT
-from cireil.runtime.session_state import Session, platform_of
+from cireil.runtime.files.layout import AgentLayout
+from cireil.runtime.files.paths import SandboxPaths
+from cireil.runtime.sessions.conditions import Conditions, RuleContext
+from cireil.runtime.sessions.state import Session, platform_of
 from cireil.runtime.sessions.store import SessionStore
-from cireil.runtime.tool import Tool, ToolContext
-from cireil.scripted_llm import reply
+from cireil.runtime.toolkit import registry
+from cireil.runtime.toolkit.conversation import Conversation
+from cireil.runtime.toolkit.resultcap import RESULT_LIMIT
+from cireil.runtime.toolkit.tool import Tool, ToolContext
+from cireil.testing.scripted_llm import reply
 from turnkit import turn_agent
 
 
@@ -179,14 +179,14 @@ def test_a_session_the_host_does_not_grant_a_tool_gets_it_refused(tmp_path, llm)
 
 
 def _user(text: str) -> dict:
-    from cireil.runtime import messages
+    from cireil.runtime.sessions import messages
 
     return messages.user_message(text)
 
 
 def test_the_agent_and_the_stand_in_both_have_everything_a_turn_host_promises(tmp_path, llm):
     import cireil
-    from cireil.runtime.host import ToolRequests, TurnHost
+    from cireil.runtime.engine.host import ToolRequests, TurnHost
 
     promised = {n for k in (TurnHost, ToolRequests) for n in (*vars(k), *k.__annotations__) if not n.startswith("_")}
     assert {"deliver", "queue_turn", "schedule", "store", "session_for", "tool_context"} <= promised

@@ -13,7 +13,7 @@ import pytest
 
 import cireil
 from cireil.runtime.engine.turn import NOT_DELIVERED
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
 

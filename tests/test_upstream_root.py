@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import cireil
+from cireil.runtime.original.runtime_root import MIGRATION_IDS, migrations_text
 from cireil.runtime.scaffold import init
-from cireil.runtime.upstream import MIGRATION_IDS, migrations_text
 from test_magics import loaded, run
 
 CIREIL = str(Path(sys.executable).with_name("cireil"))

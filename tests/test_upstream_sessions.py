@@ -23,8 +23,8 @@ import pytest
 import cireil
 import upstream_db as up
 from cireil.render import result_bundle
-from cireil.runtime.messages import assistant_message, tool_response, user_message
 from cireil.runtime.sessions import SessionStore
+from cireil.runtime.sessions.messages import assistant_message, tool_response, user_message
 from cireil.runtime.sessions.store import (
     SessionConflict,
     SessionError,
@@ -32,7 +32,7 @@ from cireil.runtime.sessions.store import (
     SessionReadOnly,
     SessionStoreError,
 )
-from cireil.scripted_llm import ScriptedLLM, reply
+from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent
 
 
@@ -323,7 +323,7 @@ STEPPER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from cireil.runtime.messages import assistant_message, tool_response, user_message
+    from cireil.runtime.sessions.messages import assistant_message, tool_response, user_message
     from cireil.runtime.sessions import SessionStore
     store = SessionStore.for_agent(Path(sys.argv[1]))
     session = store.open_session("notebook:steps")
@@ -541,7 +541,7 @@ def test_a_database_an_older_original_left_is_read_but_never_written(tmp_path):
 def test_a_picture_attached_in_the_notebook_is_stored_the_originals_way(agent, agent_dir, llm):
     import blake3
 
-    from cireil.kernel.agentmagics import Staged, _store_attachments
+    from cireil.kernel.magics.agent import Staged, _store_attachments
 
     png = b"\x89PNG\r\n\x1a\n a picture"
     message = user_message("what is in this picture?")

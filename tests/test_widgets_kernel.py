@@ -9,7 +9,7 @@ from collections.abc import Callable
 SETUP = """\
 import json
 import cireil
-from cireil.kernel.forms import tool_form
+from cireil.kernel.forms.toolform import tool_form
 agent = cireil.load({directory!r}{extra})
 form = tool_form(agent, {tool!r})
 print(json.dumps({{"field": form.fields[{field!r}].control.model_id,

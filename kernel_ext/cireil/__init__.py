@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from .runtime.agent import Agent, DryRunReport
-    from .runtime.tool import Tool
+    from .runtime.toolkit.tool import Tool
 
 __all__ = [
     "Agent",
@@ -86,7 +86,7 @@ def current_agent() -> Agent | None:
 
 def __getattr__(name: str) -> Any:
     if name in ("ConfigError", "ToolError", "CireilError", "ConfigIssue"):
-        from .runtime import errors
+        from .runtime.base import errors
 
         return getattr(errors, name)
     if name == "Agent":
@@ -94,7 +94,7 @@ def __getattr__(name: str) -> Any:
 
         return Agent
     if name in ("Tool", "ToolContext"):
-        from .runtime import tool
+        from .runtime.toolkit import tool
 
         return getattr(tool, name)
     raise AttributeError(f"module 'cireil' has no attribute {name!r}")

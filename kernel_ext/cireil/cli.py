@@ -17,7 +17,7 @@ from . import __version__
 from .commands import add_cli_command, cli_commands
 
 if TYPE_CHECKING:
-    from .runtime.errors import ConfigIssue
+    from .runtime.base.errors import ConfigIssue
 
 OK, TOOL_FAILED, USAGE = 0, 1, 2
 
@@ -138,7 +138,7 @@ def _print_lint(findings: Sequence[Any]) -> None:
     """Definition lint: reported on stdout, never a reason to fail (the exit status stays 0)."""
     if not findings:
         return
-    from .runtime.toollint import lint_counts
+    from .runtime.engine.toollint import lint_counts
 
     counts = ", ".join(f"{n} {k}" for k, n in lint_counts(list(findings)).items() if n)
     _say(f"tool definition lint ({counts}; the agent is still valid):")
@@ -148,7 +148,7 @@ def _print_lint(findings: Sequence[Any]) -> None:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     from .runtime.agent import dry_run
-    from .runtime.tool import describe_parameters
+    from .runtime.toolkit.tool import describe_parameters
 
     report = dry_run(args.dir)
     if not report.ok:
@@ -183,7 +183,7 @@ def _read_arguments(raw: str | None) -> dict:
 
 def cmd_call(args: argparse.Namespace) -> int:
     from .runtime.agent import Agent
-    from .runtime.errors import ConfigError, UnknownToolError
+    from .runtime.base.errors import ConfigError, UnknownToolError
 
     arguments = _read_arguments(args.arguments)
     try:
@@ -207,8 +207,8 @@ def cmd_call(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
+    from .runtime.base.errors import ConfigError
     from .runtime.config.migrate import migrate
-    from .runtime.errors import ConfigError
 
     try:
         result = migrate(args.dir)

@@ -456,7 +456,7 @@ def find(words: Sequence[str]) -> tuple[Command, list[str]]:
     families = {c.family for c in table.values()}
     if words[0] in families:  # a family with no bare form (export): which second words there are
         return _raise(f"usage: {family_usage(words[0])}")
-    from .runtime.didyoumean import suggestion
+    from .runtime.base.didyoumean import suggestion
 
     return _raise(f"unknown subcommand '{words[0]}'{suggestion(words[0], sorted(families))}; `%cireil help` lists them")
 

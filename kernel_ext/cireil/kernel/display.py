@@ -15,11 +15,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..runtime.opened_files import OpenedFilesContext
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.engine.opened_files import OpenedFilesContext
+    from ..runtime.toolkit.result import ToolResult
 
-RESULT = "cireil.runtime.tool_result.ToolResult"
-CONTEXT = "cireil.runtime.opened_files.OpenedFilesContext"
+RESULT = "cireil.runtime.toolkit.result.ToolResult"
+CONTEXT = "cireil.runtime.engine.opened_files.OpenedFilesContext"
 
 _WITH_WIDGETS: set[int] = set()  # id() of the shells where the extension is loaded
 
@@ -29,7 +29,7 @@ def result_mimebundle(result: ToolResult, *, widgets: bool = False) -> dict[str,
     from ..render import result_actions, result_bundle
 
     if widgets and result.agent is not None and result_actions(result):
-        from .resultview import interactive_bundle  # ipywidgets loads only here
+        from .views.result import interactive_bundle  # ipywidgets loads only here
 
         return interactive_bundle(result)
     return result_bundle(result)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from . import display, magictable, tunables
-from .magics import CireilMagics
+from . import display, tunables
+from .magics import magictable
+from .magics.subcommands import CireilMagics
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
@@ -71,7 +72,7 @@ def agent_doc() -> str:
 
 
 def unload_ipython_extension(ip: Any) -> None:
-    from ..runtime.loop import RUNTIME
+    from ..runtime.base.loop import RUNTIME
 
     entry = _LOADED.pop(id(ip), None)
     if entry is not None:
@@ -82,8 +83,8 @@ def unload_ipython_extension(ip: Any) -> None:
         if agent_fn is not None:
             magictable.remove(ip, AGENT_MAGIC, agent_fn)
         controller.close()
-    if "cireil.kernel.stepmode" in sys.modules:  # step mode was used: its interrupt handler goes too
-        sys.modules["cireil.kernel.stepmode"].forget_interrupts(ip)
+    if "cireil.kernel.magics.stepmode" in sys.modules:  # step mode was used: its interrupt handler goes too
+        sys.modules["cireil.kernel.magics.stepmode"].forget_interrupts(ip)
     display.without_widgets(ip)  # the printers stay: the Python API's results render rich without the extension
     RUNTIME.stop()
 

@@ -20,7 +20,7 @@ from traitlets.config import Configurable
 
 # trait -> the "module:CONSTANT"s it sets; the first one holds the shipped default
 TARGETS: dict[str, tuple[str, ...]] = {
-    "refresh_interval": ("cireil.kernel.live:INTERVAL_S",),
+    "refresh_interval": ("cireil.kernel.views.live:INTERVAL_S",),
     "inline_media_limit": ("cireil.render.media:INLINE_LIMIT", "cireil.render.mcp:INLINE_LIMIT"),
     "chat_image_limit": ("cireil.render.chat:INLINE_IMAGE_LIMIT",),
     "plain_limit": ("cireil.render.safe:PLAIN_LIMIT",),

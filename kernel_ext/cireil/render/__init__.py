@@ -24,7 +24,7 @@ from .safe import safe_bundle
 RESULT_MIME = "application/vnd.cireil.result+json"
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,8 @@ def register_view(tool: str, render: View, actions: Actions | None = None) -> No
 def _module(tool: str) -> ModuleType | None:
     """The view module of a tool: a built-in's is named like its tool module (it may have none: the generic
     view); every MCP tool shares one, its local name made at discovery, its result shape the protocol's."""
-    from ..runtime import registry
-    from ..runtime.tool import python_name
+    from ..runtime.toolkit import registry
+    from ..runtime.toolkit.tool import python_name
 
     if tool.startswith("mcp__"):
         return importlib.import_module(f"{__name__}.mcp")

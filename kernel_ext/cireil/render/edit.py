@@ -11,7 +11,7 @@ from . import Action
 from .html import BORDER, FG_DIM, MONO, OK, WARN, code, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 # Translucent tints, not --jp-*-color3: the dark theme keeps those pale, which put its light text on
@@ -101,7 +101,7 @@ def _closest_view(result: ToolResult, head: str) -> tuple[str, str] | None:
     try:
         if not isinstance(old_text, str):
             return None
-        from ..runtime.textfile import read_bytes
+        from ..runtime.files.textfile import read_bytes
 
         # through the sandbox, never by host path: the file may have become a FIFO or a link out since
         resolved = result.agent.sandbox_paths().resolve(str(result.args.get("path", "")))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .html import ERROR, ERROR_BG, FG_DIM, code_block, esc, frame, json_text
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 _SHOWN = {"error", "hint", "issues", "success"}
 

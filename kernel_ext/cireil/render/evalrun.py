@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..runtime.controls import visible
+from ..runtime.base.controls import visible
 from .html import FG_DIM, MONO, WARN, esc
 from .recording import StepsView
 

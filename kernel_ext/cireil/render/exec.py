@@ -14,7 +14,7 @@ from .html import BG_SOFT, ERROR, FG_DIM, INFO_ICON, MONO, OK, WARN, code, esc, 
 from .safe import safe_bundle
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 SHOWS_FAILURES = True  # a non-zero exit is a failure, but its output is what a person needs to see
 _STREAMS = ("stdout", "stderr")

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..runtime.controls import visible
+from ..runtime.base.controls import visible
 
 FG = "var(--jp-ui-font-color1, inherit)"
 FG_DIM = "var(--jp-ui-font-color2, #666)"

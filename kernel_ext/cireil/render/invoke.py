@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .html import FG_DIM, OK, code, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 
 def render(result: ToolResult) -> tuple[str, str]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .html import BORDER, FG_DIM, MONO, code, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 _ICONS = {"directory": "📁", "file": "📄", "symlink": "🔗"}
 _SUFFIX = {"directory": "/", "symlink": "@", "file": ""}

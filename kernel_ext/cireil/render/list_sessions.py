@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .html import FG_DIM, LINED, MONO, esc, frame, table
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 
 def session_lines(sessions: Sequence[dict], current: str | None = None) -> list[str]:

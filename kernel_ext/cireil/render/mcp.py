@@ -30,7 +30,7 @@ from .html import (
 )
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 SHOWS_FAILURES = True  # an isError result still has content blocks worth seeing
 _MIME = re.compile(r"^[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+$")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .html import FG_DIM, esc
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 INLINE_LIMIT = 20 * 1024 * 1024  # bytes; above this a data URI would make the notebook unwieldy
 

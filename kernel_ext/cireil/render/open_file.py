@@ -8,7 +8,7 @@ from . import Action
 from .html import FG_DIM, OK, code, frame
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 UNPIN_LIMIT = 12
 

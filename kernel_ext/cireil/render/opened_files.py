@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .html import FG_DIM, WARN, code, code_block, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.opened_files import OpenedFilesContext
+    from ..runtime.engine.opened_files import OpenedFilesContext
 
 
 def render(ctx: OpenedFilesContext) -> tuple[str, str]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .html import BORDER, FG_DIM, code, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 PREVIEW = 500  # characters of a hit shown here; the result itself keeps the whole text
 

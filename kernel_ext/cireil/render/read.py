@@ -11,7 +11,7 @@ from .media import media_html
 from .source import content_view, plain_numbered
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 
 def _title(path: str, detail: str) -> str:
@@ -33,7 +33,7 @@ def _outline_frame(data: dict, tree_html: str, pin_hint: str) -> str:
 
 
 def outline_header(result: ToolResult) -> dict[str, Any]:
-    """The outline's frame without the tree, for a view that draws the tree itself (kernel/outlinetree.py)."""
+    """The outline's frame without the tree, for a view that draws the tree itself (kernel/views/outline_tree.py)."""
     from .safe import safe_bundle
 
     return safe_bundle(

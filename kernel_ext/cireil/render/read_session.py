@@ -8,7 +8,7 @@ from .chat import images_html
 from .html import BORDER, FG_DIM, code, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 ROLE_ICON = {"user": "👤", "assistant": "🤖"}
 

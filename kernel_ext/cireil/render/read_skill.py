@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..runtime import frontmatter
+from ..runtime.files import frontmatter
 from .html import FG_DIM, WARN, code, esc, frame
 from .source import content_view
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 
 def render(result: ToolResult) -> tuple[str, str]:

@@ -8,7 +8,7 @@ from .chat import agent_bubble
 from .html import FG_DIM, esc, frame
 
 if TYPE_CHECKING:
-    from ..runtime.tool_result import ToolResult
+    from ..runtime.toolkit.result import ToolResult
 
 
 def render(result: ToolResult) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """The neutral line shown while a tool without live output runs: its name and the time so far.
 
-Tools whose view module has `live_bundle` (exec) show a live panel instead; see kernel/live.py.
+Tools whose view module has `live_bundle` (exec) show a live panel instead; see kernel/views/live.py.
 """
 
 from __future__ import annotations

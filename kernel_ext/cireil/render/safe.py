@@ -22,8 +22,8 @@ import html
 from functools import cache
 from typing import Any
 
-from ..runtime.controls import visible
-from ..runtime.names import escape
+from ..runtime.base.controls import visible
+from ..runtime.base.names import escape
 
 __all__ = ["markdown_html", "safe_bundle", "visible"]
 

@@ -15,9 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import registry, safefs
-from .calllog import CallHistory, SavedCall
-from .config.agent_config import (
+from .agent_config import (
     WATCHED,
     DryRunReport,
     Snapshot,
@@ -27,30 +25,33 @@ from .config.agent_config import (
     fingerprint,
     read_config,
 )
+from .base.didyoumean import suggestion
+from .base.errors import ConfigError, ConfigIssue, UnknownToolError
+from .base.loop import RUNTIME, Submitted
 from .config.mcp_config import MCP_FILE
 from .config.tools_config import TOOLS_FILE
-from .conversation import Conversation
-from .didyoumean import suggestion
-from .errors import ConfigError, ConfigIssue, UnknownToolError
-from .layout import AgentLayout
-from .loop import RUNTIME, Submitted
+from .files import safefs
+from .files.layout import AgentLayout
+from .files.paths import SandboxPaths
 from .mcp.inspect import McpInspection
-from .paths import SandboxPaths
-from .resultcap import RESULT_LIMIT
-from .session_state import Session, not_granted
-from .tool import Progress, Tool, ToolContext, execute
-from .tool_result import ToolResult
+from .sessions.state import Session, not_granted
+from .toolkit import registry
+from .toolkit.calllog import CallHistory, SavedCall
+from .toolkit.conversation import Conversation
+from .toolkit.result import ToolResult
+from .toolkit.resultcap import RESULT_LIMIT
+from .toolkit.tool import Progress, Tool, ToolContext, execute
 
 if TYPE_CHECKING:
-    from .conditions import Conditions, RuleContext
     from .engine.engine import Engine, PreparedRequest
+    from .engine.opened_files import OpenedFilesContext
+    from .engine.toollint import Finding
     from .engine.turn import EventSink, TurnOutcome
-    from .opened_files import OpenedFilesContext
     from .recorder.model import RecordedTurn
     from .recorder.recording import Recording
     from .recorder.replay import ReplayResult
+    from .sessions.conditions import Conditions, RuleContext
     from .sessions.store import SessionStore
-    from .toollint import Finding
 
 NOTEBOOK_SESSION = "notebook:main"
 
@@ -200,8 +201,8 @@ class Agent(McpInspection):
         return dry_run(self.directory, tools=self.extra_tools.values())
 
     def lint(self) -> list[Finding]:
-        """Definition lint of the enabled tools (toollint.py): what model APIs reject, what models misread."""
-        from .toollint import lint_priced
+        """Definition lint of the enabled tools (engine/toollint.py): what model APIs reject, what models misread."""
+        from .engine.toollint import lint_priced
 
         return lint_priced(self.tools)
 
@@ -277,7 +278,7 @@ class Agent(McpInspection):
         snapshot = self._snapshot
         if session is None or snapshot.conditions is None or not snapshot.conditions.has_path_rules:
             return SandboxPaths(self.directory, snapshot.sandbox.mounts)
-        from .conditions import PathAccess
+        from .sessions.conditions import PathAccess
 
         access = PathAccess(snapshot.conditions, self.rule_context(session))
         return SandboxPaths(self.directory, snapshot.sandbox.mounts, access=access)
@@ -285,7 +286,7 @@ class Agent(McpInspection):
     # -- conditions.toml --------------------------------------------------------------------------
     @property
     def conditions(self) -> Conditions:
-        from .conditions import Conditions
+        from .sessions.conditions import Conditions
 
         found = self._snapshot.conditions
         return Conditions() if found is None else found
@@ -293,7 +294,7 @@ class Agent(McpInspection):
     def rule_context(self, session: Session | None = None) -> RuleContext:
         """What conditions.toml rules see of a session: what a person set for it, else its own platform."""
         session = session or self.session
-        from .conditions import RuleContext
+        from .sessions.conditions import RuleContext
 
         return self._acting.get(session.id) or RuleContext.of_session(session)
 
@@ -403,7 +404,7 @@ class Agent(McpInspection):
 
     def context(self) -> OpenedFilesContext:
         """The opened files and pinned sections exactly as the next model call would show them (§7.2)."""
-        from .opened_files import opened_files_context
+        from .engine.opened_files import opened_files_context
 
         found = opened_files_context(self.session, self.sandbox_paths(self.session))
         if self.session.grant is not None:  # a grant decides which tools the agent is offered: part of what it sees
@@ -415,7 +416,7 @@ class Agent(McpInspection):
         """The live session of that id, loaded from sessions.db or created (in memory without a store)."""
         found = self._sessions.get(session_id)
         if found is None:
-            from .session_state import platform_of
+            from .sessions.state import platform_of
 
             if self.store is not None:
                 found = self.store.open_session(session_id)
@@ -432,7 +433,7 @@ class Agent(McpInspection):
         try:
             return self.session_for(session_id)
         except SessionError:
-            from .session_state import platform_of
+            from .sessions.state import platform_of
 
             return Session(id=session_id, platform=platform_of(session_id))
 
@@ -550,7 +551,7 @@ class Agent(McpInspection):
         return self.recording.observe(session_id, on_event)
 
     def _turn(self, message: str | dict, session: str | None, on_event: EventSink | None, **options: Any) -> Any:
-        from . import messages
+        from .sessions import messages
 
         if self.closed:
             raise RuntimeError("this agent has been closed; load it again")

@@ -24,7 +24,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from .errors import CireilError
+from .base.errors import CireilError
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -73,7 +73,7 @@ def init(directory: str | os.PathLike[str], *, notes: list[str] | None = None) -
         os.chmod(target, DIR_MODE)
         _copy_tree(demo_source(), target)
         if root is not None:
-            from .upstream import write_migrations_json  # a runtime root only: not for --demo copies
+            from .original.runtime_root import write_migrations_json  # a runtime root only: not for --demo copies
 
             written = write_migrations_json(root)
     except BaseException:

@@ -1,6 +1,6 @@
 """The one checker every TOML configuration file goes through: unknown keys, types, bounds, did-you-mean.
 
-A file's tables are declared with runtime/params.py's fields (the same declarations that validate tool
+A file's tables are declared with runtime/base/params.py's fields (the same declarations that validate tool
 arguments), and every problem becomes a `FILE:LINE: message` issue phrased one way:
 
     unknown key 'KEY' [in [TABLE]] (did you mean 'CLOSE'?)      or  (expected: a, b, c)
@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .. import params
-from ..didyoumean import suggestion
-from ..errors import ConfigIssue
+from ..base import params
+from ..base.didyoumean import suggestion
+from ..base.errors import ConfigIssue
 from .tomlsource import TomlSource
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -93,7 +93,7 @@ def expectation(spec: params.Field) -> str:
 
 
 class Checker:
-    """The issues of one file. `prefix` leads every message (unhonoured.py: what the original refuses)."""
+    """The issues of one file. `prefix` leads every message (original/unhonoured.py: what the original refuses)."""
 
     def __init__(
         self, source: TomlSource, issues: list[ConfigIssue] | None = None, *, severity: str = "error", prefix: str = ""

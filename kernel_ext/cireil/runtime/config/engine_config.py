@@ -29,8 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import params
-from ..errors import CireilError, ConfigError, ConfigIssue
+from ..base import params
+from ..base.errors import CireilError, ConfigError, ConfigIssue
 from .checker import Checker, header_name_ok, label, toml_repr
 from .tomlsource import TomlSource, TomlSyntaxError, read_toml
 from .urlcheck import url_message

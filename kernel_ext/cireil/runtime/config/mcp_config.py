@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .. import params
-from ..errors import ConfigIssue
+from ..base import params
+from ..base.errors import ConfigIssue
 from .checker import Checker, header_name_ok, label, toml_repr
 from .tomlsource import TomlSource
 from .urlcheck import url_message

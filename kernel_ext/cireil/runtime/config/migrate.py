@@ -23,9 +23,9 @@ import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import SingleKey
 
-from ..errors import ConfigError, ConfigIssue
-from ..fsutil import atomic_write
-from ..layout import AgentLayout
+from ..base.errors import ConfigError, ConfigIssue
+from ..files.atomic import atomic_write
+from ..files.layout import AgentLayout
 from .engine_config import ENGINE_FILE, is_old_layout
 from .tomlsource import TomlSource, TomlSyntaxError
 from .tools_config import TOOLS_FILE

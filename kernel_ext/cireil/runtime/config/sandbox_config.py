@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import params
-from ..errors import ConfigIssue
+from ..base import params
+from ..base.errors import ConfigIssue
 from .checker import Checker, label, toml_repr
 from .tomlsource import TomlSource
 

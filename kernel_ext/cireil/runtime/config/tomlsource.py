@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import safefs
-from ..errors import ConfigIssue
+from ..base.errors import ConfigIssue
+from ..files import safefs
 
 _BARE = r"[A-Za-z0-9_-]+"
 _BASIC = r'"(?:[^"\\]|\\.)*"'

@@ -11,7 +11,7 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from ..params import describe_value
+from ..base.params import describe_value
 
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")  # controls (CR, LF, tab, NUL), space and DEL
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from ..errors import ToolError
+from ..base.errors import ToolError
 from . import near as near_mod
 from . import tiers
 from .reindent import carry_counts, replacement

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ToolError
+from ..base.errors import ToolError
 from . import tiers
 from .text import Lines
 

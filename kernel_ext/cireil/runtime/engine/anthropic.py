@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config.engine_config import ModelConfig
-from ..messages import assistant_message
+from ..sessions.messages import assistant_message
 from .httpcall import HttpProvider, ReplyReader
 from .provider import _dumps, tool_call_part, wants_auto_tool_choice
 from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError

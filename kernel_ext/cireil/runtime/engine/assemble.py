@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import messages as msgs
-from ..layout import AgentLayout
-from ..opened_files import OpenedFilesContext, opened_files_context
-from ..paths import SandboxPaths
-from ..session_state import Session
+from ..files.layout import AgentLayout
+from ..files.paths import SandboxPaths
+from ..sessions import messages as msgs
+from ..sessions.state import Session
 from .history import DEFAULT_MAX_TURNS, ShapedHistory, TokenCache, estimate_system, shape_history
+from .opened_files import OpenedFilesContext, opened_files_context
 from .prompt import (
     ContextUsage,
     SystemPrompt,
@@ -29,7 +29,7 @@ from .prompt import (
 from .timefmt import load_timezone
 
 if TYPE_CHECKING:
-    from ..conditions import Conditions, RuleContext
+    from ..sessions.conditions import Conditions, RuleContext
 
 
 class ModelSettings(Protocol):

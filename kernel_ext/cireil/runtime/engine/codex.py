@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.engine_config import ModelConfig, ProviderConfig
-from ..messages import assistant_message
+from ..sessions.messages import assistant_message
 from . import codex_auth
 from .httpcall import HttpError, HttpProvider, ReplyReader
 from .provider import _dumps, tool_call_part
@@ -103,7 +103,7 @@ def reasoning(model: str, configured: bool | str) -> dict:
 def _image_url(part: dict, jpeg: bool) -> str:
     media, data = part.get("mediaType", "image/png"), part.get("data", "")
     if jpeg and media != "image/jpeg" and data:
-        from ..imaging import ImageConversionError, as_jpeg
+        from ..files.imaging import ImageConversionError, as_jpeg
 
         try:
             data = base64.b64encode(as_jpeg(base64.b64decode(data), media)).decode("ascii")

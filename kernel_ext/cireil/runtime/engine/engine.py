@@ -14,15 +14,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import messages as msgs
-from ..loop import RUNTIME
+from ..base.loop import RUNTIME
+from ..sessions import messages as msgs
 from .turn import EventSink, Turn, TurnOutcome
 
 if TYPE_CHECKING:
     from ..config.engine_config import EngineConfig, ModelConfig, ProviderConfig
-    from ..host import TurnHost
-    from ..session_state import Session
-    from ..tool import Tool
+    from ..sessions.state import Session
+    from ..toolkit.tool import Tool
+    from .host import TurnHost
     from .httpcall import HttpProvider
     from .provider import ModelRequest
 
@@ -128,8 +128,8 @@ class Engine:
         """Provider, model and model table as the original chooses them (upstream-formats.md §2.9).
 
         A provider of a kind cireil does not speak yet fails here, before anything is sent or committed."""
+        from ..base.errors import ConfigError, ConfigIssue
         from ..config.engine_config import ENGINE_FILE
-        from ..errors import ConfigError, ConfigIssue
 
         choice = self.config().choose(provider, model, selected_provider=session.provider, selected_model=session.model)
         problem = choice.provider.unsupported()
@@ -156,8 +156,8 @@ class Engine:
         return replace(model_cfg, context_window=window) if window else model_cfg
 
     def _check_login(self, provider: ProviderConfig) -> None:
+        from ..base.errors import ConfigError, ConfigIssue
         from ..config.engine_config import ENGINE_FILE
-        from ..errors import ConfigError, ConfigIssue
         from .codex_auth import login_problem
 
         problem = login_problem(self.host.directory, provider.auth_id)
@@ -196,7 +196,7 @@ class Engine:
         *,
         close_missing: bool = True,
     ) -> PreparedRequest:
-        from ..registry import path_effects
+        from ..toolkit.registry import path_effects
         from .assemble import assemble
         from .provider import ModelRequest
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..resultcap import cap_stored
+from ..toolkit.resultcap import cap_stored
 
 MESSAGE_TOKENS = 4
 MEDIA_TOKENS = 200
@@ -385,7 +385,7 @@ def shape_history(
         hard = math.floor(context_window * context_hard_budget)
         if total > hard:
             if path_effects is None:
-                from ..registry import path_effects as builtin_effects
+                from ..toolkit.registry import path_effects as builtin_effects
 
                 path_effects = builtin_effects()
             shaped.superseded_stale = _supersede_stale(items, path_effects)

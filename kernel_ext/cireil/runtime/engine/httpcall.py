@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..base.jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..config.engine_config import DEFAULT_API_KEY, MissingApiKey, ModelConfig, ProviderConfig
-from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..mcp.sse import SseParser
 from .keypool import AllKeysRateLimited, KeyPools
 from .replytypes import ModelReply, ModelRequest, ProviderError
@@ -62,7 +62,7 @@ def error_message(raw: bytes) -> str:
 def http_client(url: str) -> httpx.AsyncClient:
     """A client for one provider: no redirects (they would carry the credential elsewhere); a local server
     is reached directly, since a proxy from the environment would not know 127.0.0.1."""
-    from ..netbackend import fast_transport
+    from .netbackend import fast_transport
 
     host = urlsplit(url).hostname or ""
     return httpx.AsyncClient(

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..base.jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..config.engine_config import MissingApiKey, ProviderConfig
-from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 
 LOOKUP_TIMEOUT_S = 15.0
 
@@ -91,7 +91,7 @@ async def fetch_models(provider: ProviderConfig) -> ModelList:
     """Ask the provider; never raises for what the endpoint does (the error is in the result)."""
     import httpx
 
-    from ..netbackend import fast_transport
+    from .netbackend import fast_transport
 
     result = ModelList(provider.name, "analyze")
     if provider.kind == "openai-codex":

@@ -7,15 +7,15 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import frontmatter, safefs
-from ..errors import CireilError, ConfigError, ConfigIssue
-from ..layout import BLOCK_NAMES, AgentLayout
-from ..paths import read_agent_file
-from ..session_state import Session
+from ..base.errors import CireilError, ConfigError, ConfigIssue
+from ..files import frontmatter, safefs
+from ..files.layout import BLOCK_NAMES, AgentLayout
+from ..files.paths import read_agent_file
+from ..sessions.state import Session
 from .timefmt import current_date_line
 
 if TYPE_CHECKING:
-    from ..conditions import ConditionalBlock, Conditions, Rule, RuleContext
+    from ..sessions.conditions import ConditionalBlock, Conditions, Rule, RuleContext
 
 WARNING_REMAINING_RATIO = 0.05
 PRUNE_WARNED_KEY = "prune_warned_at"
@@ -150,7 +150,7 @@ def build_system_prompt(
     rules: list[Rule] = []
     conditional: list[ConditionalBlock] = []
     if conditions is not None and conditions.blocks:
-        from ..conditions import RuleContext, conditional_blocks
+        from ..sessions.conditions import RuleContext, conditional_blocks
 
         rule_context = rule_context or RuleContext.of_session(session)
         rules = conditions.blocks_for(rule_context)

@@ -2,7 +2,7 @@
 
 Streams by default (the notebook shows thinking, tool calls and a respond's text as they arrive);
 falls back to a plain JSON request when a backend refuses streaming. A provider with useJpegForImages gets
-every picture as JPEG (converted once and remembered, runtime/imaging.py). Not done here, unlike upstream:
+every picture as JPEG (converted once and remembered, runtime/files/imaging.py). Not done here, unlike upstream:
 switching to JPEG on its own when a backend rejects WebP.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..config.engine_config import ModelConfig, ProviderConfig
-from ..jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
-from ..messages import assistant_message
+from ..sessions.messages import assistant_message
 from .httpcall import HttpProvider, ReplyReader
 from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError
 from .tooldefs import tool_definition
@@ -132,7 +132,7 @@ def _jpeg_images(message: dict) -> dict:
         url = part.get("image_url", {}).get("url", "") if part.get("type") == "image_url" else ""
         head, _, data = url.partition(";base64,")
         if head.startswith("data:image/") and head != "data:image/jpeg" and data:
-            from ..imaging import ImageConversionError, as_jpeg
+            from ..files.imaging import ImageConversionError, as_jpeg
 
             try:
                 jpeg = as_jpeg(base64.b64decode(data), head[len("data:") :])

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import CireilError
+from ..base.errors import CireilError
 
 
 @dataclass
 class ModelRequest:
     system: str  # the system prompt
-    messages: list[dict]  # runtime.messages dicts, already shaped (user / assistant / toolResponse / system)
+    messages: list[dict]  # sessions/messages.py dicts, already shaped (user / assistant / toolResponse / system)
     tools: list[dict]  # [{"name", "description", "parameters": JSON Schema}]
     session_id: str  # sent as prompt_cache_key
     model: str

@@ -11,8 +11,8 @@ import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from .. import messages as msgs
-from ..loop import RUNTIME
+from ..base.loop import RUNTIME
+from ..sessions import messages as msgs
 
 if TYPE_CHECKING:
     from .engine import Engine

@@ -11,8 +11,8 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..base.errors import ConfigError, ConfigIssue
 from ..config.tomlsource import TomlSource, TomlSyntaxError
-from ..errors import ConfigError, ConfigIssue
 
 SYSTEM_FILE = "config/system.toml"
 _SYSTEM_KEYS = ("timezone",)
@@ -36,7 +36,7 @@ def load_timezone(runtime_root: Path | None) -> tzinfo | None:
     cached = _zone_cache.get(key)
     if cached is not None and cached[:2] == (info.st_mtime_ns, info.st_size):
         return cached[2]
-    from .. import safefs
+    from ..files import safefs
 
     try:
         raw = safefs.read_host_file(path)  # a FIFO must not hang every turn

@@ -14,7 +14,7 @@ from .history import estimate_system
 from .tooldefs import encode_body, tool_definition
 
 if TYPE_CHECKING:
-    from ..tool import Tool
+    from ..toolkit.tool import Tool
 
 
 def definition(tool: Tool) -> dict:

@@ -17,17 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import messages as msgs
-from ..conversation import Conversation
-from ..resultcap import cap_result
-from ..session_state import not_granted
-from ..tool import execute
-from ..tool_result import ToolResult
+from ..sessions import messages as msgs
+from ..sessions.state import not_granted
+from ..toolkit.conversation import Conversation
+from ..toolkit.result import ToolResult
+from ..toolkit.resultcap import cap_result
+from ..toolkit.tool import execute
 
 if TYPE_CHECKING:
     from ..config.engine_config import ModelConfig, ProviderConfig
-    from ..session_state import Session
-    from ..tool import Tool
+    from ..sessions.state import Session
+    from ..toolkit.tool import Tool
     from .engine import Engine
     from .httpcall import HttpProvider
 
@@ -321,7 +321,7 @@ class Turn:
 
     def _declared(self, name: str) -> Tool | None:
         """The tool called `name`, even when this session may not call it or it is off (no-response still ends)."""
-        from ..registry import BUILTIN_NAMES, builtin
+        from ..toolkit.registry import BUILTIN_NAMES, builtin
 
         tool = self.tools.get(name) or self.host.current_tools().get(name)
         return tool or (builtin(name) if name in BUILTIN_NAMES else None)

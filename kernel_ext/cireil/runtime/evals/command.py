@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from .report import EvalReport, compare
 from .scenario import Scenario, load_scenarios, scenario_files
 from .variants import BASE, Variant, read_variants, select
@@ -55,7 +55,7 @@ def plan(scenario_args: list[str], variants_arg: str | None, names: list[str]) -
             issues += exc.issues
     elif names:
         where = ", ".join(str(p) for p in scenario_files(scenario_args)[:1]) or "."
-        from ..errors import ConfigIssue
+        from ..base.errors import ConfigIssue
 
         issues.append(
             ConfigIssue(

@@ -90,7 +90,7 @@ class CallCheck:
 def counted(calls: list[dict], expected: list[CallSpec]) -> list[dict]:
     """The calls an ordering rule looks at: the turn's plumbing (the tools that end it; answers are checked by
     [answer]) only when the scenario expects it."""
-    from ..registry import turn_enders
+    from ..toolkit.registry import turn_enders
 
     plumbing = set(turn_enders()) - {spec.tool for spec in expected}
     return [c for c in calls if c.get("name") not in plumbing]

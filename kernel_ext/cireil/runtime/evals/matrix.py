@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import ConfigError, ConfigIssue
+from ..base.errors import ConfigError, ConfigIssue
 from .executors import Executor, LocalExecutor
 from .report import EvalReport
 from .scenario import Scenario

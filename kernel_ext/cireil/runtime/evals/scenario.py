@@ -42,13 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import params
-from ..conditions import CHANNELS, RuleContext
+from ..base import params
+from ..base.didyoumean import suggestion
+from ..base.errors import ConfigError, ConfigIssue
 from ..config.checker import Checker, label, toml_repr
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
-from ..didyoumean import suggestion
-from ..errors import ConfigError, ConfigIssue
-from ..session_state import platform_of
+from ..sessions.conditions import CHANNELS, RuleContext
+from ..sessions.state import platform_of
 from .matchers import MATCHER_KINDS, ORDERS, CallSpec, Matcher
 
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
@@ -107,7 +107,7 @@ def _dotted_problem(value: str) -> str | None:
 
 
 def _ending_problem(value: str) -> str | None:
-    from ..registry import turn_enders  # the tools that declare they end the turn, imported only when asked
+    from ..toolkit.registry import turn_enders  # the tools that declare they end the turn, imported only when asked
 
     endings = turn_enders()
     if value in endings:

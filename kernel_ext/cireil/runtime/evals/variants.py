@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import params
 from ..agentcopy import copy_agent_tree
+from ..base import params
+from ..base.didyoumean import suggestion as _hint
+from ..base.errors import ConfigError, ConfigIssue
 from ..config.checker import Checker, toml_repr
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
-from ..didyoumean import suggestion as _hint
-from ..errors import ConfigError, ConfigIssue
-from ..layout import BLOCK_NAMES
+from ..files.layout import BLOCK_NAMES
 
 # The user's own conversations (and cireil's files beside them, in any version, their recorded turns
 # too): a run starts with none, and the turns recorded in its copy are its own.

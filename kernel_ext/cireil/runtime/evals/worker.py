@@ -155,7 +155,7 @@ def unpack(data: bytes, target: Path) -> None:
 
 
 def _to_reply(pinned: PinnedReply) -> Any:
-    from ...scripted_llm import reply
+    from ...testing.scripted_llm import reply
 
     if pinned.calls:
         return reply.tool_calls(*pinned.calls, text=pinned.text, reasoning=pinned.reasoning)
@@ -163,7 +163,7 @@ def _to_reply(pinned: PinnedReply) -> Any:
 
 
 def _message(agent: Any, scenario: Scenario, text: str, attach: bool, shipped: dict[str, bytes] | None) -> dict:
-    from .. import messages
+    from ..sessions import messages
 
     message = messages.user_message(text)
     if attach and scenario.attachments:
@@ -275,7 +275,7 @@ def recorded(agent: Any, session_id: str, limit: int) -> dict:
 
 def run_one(spec: RunSpec) -> dict:
     from ..agent import Agent
-    from ..loop import RUNTIME
+    from ..base.loop import RUNTIME
     from ..recorder.recording import Recording
     from ..recorder.settings import RecorderSettings
 
@@ -295,7 +295,7 @@ def run_one(spec: RunSpec) -> dict:
     try:
         copy_agent(Path(spec.template), copy)
         if scenario.replies:
-            from ...scripted_llm import ScriptedLLM
+            from ...testing.scripted_llm import ScriptedLLM
 
             llm = ScriptedLLM(*[_to_reply(r) for r in scenario.replies]).start()
             pin_engine(copy, llm.base_url)

@@ -50,7 +50,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ..safefs import pid_alive
+from ..files.safefs import pid_alive
 from .bindfds import Bound, changed, walk, walk_from_root
 
 WORK_DIR = ".cireil/exec"  # below the agent directory: never bound into the sandbox

@@ -20,7 +20,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from ..errors import ToolError
+from ..base.errors import ToolError
 
 _STEP = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LAST = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from ..base.errors import ToolError
 from ..config.tools_config import ExecConfig
-from ..errors import ToolError
 from .lines import LineWindow
 from .spill import SpillDir
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import ToolError
+from ..base.errors import ToolError
 from .sandbox import Launch
 
 PIPE_BYTES = 1 << 20  # larger pipes and reads: fewer wake-ups for bulk output

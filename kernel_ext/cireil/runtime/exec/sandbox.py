@@ -34,9 +34,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..base.errors import ToolError
 from ..config.sandbox_config import SandboxConfig
-from ..errors import ToolError
-from ..paths import SandboxPaths
+from ..files.paths import SandboxPaths
 from .anon_mounts import AnonMounts, devices, plan
 from .bindfds import BindFds
 

@@ -16,8 +16,8 @@ import re
 import threading
 from datetime import UTC, datetime
 
-from .. import safefs
-from ..paths import SandboxPaths
+from ..files import safefs
+from ..files.paths import SandboxPaths
 
 _SEQ = itertools.count(1)
 _SEQ_LOCK = threading.Lock()

@@ -1,6 +1,6 @@
 """config/cron.toml jobs as cireil runs them (upstream-formats §3.4), read from the checked file.
 
-The schema check itself (and its warnings) is unhonoured.py's; here a file that passed it becomes jobs.
+The schema check itself (and its warnings) is original/unhonoured.py's; here a file that passed it becomes jobs.
 A file with any problem runs no job at all (as the original, whose scheduler stops on a parse error),
 and load says so at the file.
 """
@@ -61,7 +61,7 @@ def parse_at(text: str) -> datetime:
 
 def load_jobs(directory: Path) -> tuple[list[Job], list[str]]:
     """(the jobs, why the file runs none): any problem of the checked schema, or an unreadable schedule."""
-    from ..unhonoured import _cron_schema, _Report
+    from ..original.unhonoured import _cron_schema, _Report
 
     try:
         source = read_toml(directory, CRON_FILE)

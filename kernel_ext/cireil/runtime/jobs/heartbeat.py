@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..config.tomlsource import TomlSyntaxError, read_toml
-from ..paths import read_agent_file
+from ..files.paths import read_agent_file
 
 HEARTBEAT_FILE = "config/heartbeat.toml"
 TASKS_FILE = "tasks/HEARTBEAT.md"
@@ -69,7 +69,7 @@ def _minutes(text: str) -> int | None:
 
 def load_heartbeat(directory: Path) -> tuple[Heartbeat | None, list[str]]:
     """(the heartbeat, why it does not run): None without a file; a file with any problem runs nothing."""
-    from ..unhonoured import _heartbeat_schema, _Report
+    from ..original.unhonoured import _heartbeat_schema, _Report
 
     try:
         source = read_toml(directory, HEARTBEAT_FILE)

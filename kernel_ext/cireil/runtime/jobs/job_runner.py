@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from .. import messages as msgs
-from .. import safefs
-from ..loop import RUNTIME
-from ..session_state import Session
+from ..base.loop import RUNTIME
+from ..files import safefs
+from ..sessions import messages as msgs
+from ..sessions.state import Session
 from .config import CRON_FILE, Job, load_jobs
 from .heartbeat import HEARTBEAT_FILE, OK_REPLY, PROMPT, Heartbeat, load_heartbeat, tasks_text
 

@@ -6,11 +6,11 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..base.errors import ConfigIssue, ToolError
+from ..base.params import RawObject
 from ..config.mcp_config import McpServer
-from ..errors import ConfigIssue, ToolError
-from ..params import RawObject
-from ..resultcap import RESULT_LIMIT
-from ..tool import Tool, ToolContext
+from ..toolkit.resultcap import RESULT_LIMIT
+from ..toolkit.tool import Tool, ToolContext
 from .client import McpClient
 from .errors import McpError, McpTimeout
 from .naming import MAX_NAME, local_name

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CireilError
+from ..base.errors import CireilError
 from .headers import masked_url
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class McpInspection:
 
     def mcp_reconnect(self, server: str) -> dict:
         """A new transport to `server` (handshake or probe again, new session); tool definitions stay until restart."""
-        from ..loop import RUNTIME
+        from ..base.loop import RUNTIME
         from .errors import McpError
 
         client = self._mcp_client(server)

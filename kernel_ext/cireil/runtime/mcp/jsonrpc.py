@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..jsonbound import loads as bounded_loads
+from ..base.jsonbound import loads as bounded_loads
 from .errors import McpError, McpRemoteError
 
 

@@ -2,7 +2,7 @@
 
 A 100 MB answer used to be read whole (and then copied a few times) before the result cap cut it. The
 transport now holds at most `Spill.threshold` bytes of one answer (a JSON body, or one SSE event); past
-that the rest goes straight to a file in the agent's `.cireil/results/` (resultcap.py's folder, outside
+that the rest goes straight to a file in the agent's `.cireil/results/` (toolkit/resultcap.py's folder, outside
 the sandbox), up to `DISK_LIMIT` bytes, and the call's result is the beginning as text with the same
 `resultTruncated` note cap_result gives. Answers under the threshold are parsed as usual and cap_result
 cuts them by structure, which reads better; the threshold is a small multiple of the result limit.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..resultcap import open_saved, truncation_note
+from ..toolkit.resultcap import open_saved, truncation_note
 
 FACTOR = 4  # answers up to FACTOR x the result limit are parsed and cut by structure
 DISK_LIMIT = 256 * 1024 * 1024  # bytes kept on disk of one answer; a server streaming forever stops here

@@ -199,7 +199,7 @@ def write_jsonl(entries: Iterable[dict[str, Any]], path: str) -> int:
     """Write exchanges as JSON lines (one exchange a line); returns how many. Written whole or not at all."""
     from pathlib import Path
 
-    from ..fsutil import atomic_write
+    from ..files.atomic import atomic_write
 
     lines = [json.dumps(e, ensure_ascii=False) + "\n" for e in entries]
     atomic_write(Path(path), "".join(lines).encode())
@@ -207,7 +207,7 @@ def write_jsonl(entries: Iterable[dict[str, Any]], path: str) -> int:
 
 
 def _decoded(text: str) -> Any:
-    from ..jsonbound import loads as bounded_loads  # a depth bomb is shown as the text it is
+    from ..base.jsonbound import loads as bounded_loads  # a depth bomb is shown as the text it is
 
     try:
         return bounded_loads(text)

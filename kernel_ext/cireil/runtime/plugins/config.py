@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import params
+from ..base import params
+from ..base.errors import ConfigIssue
 from ..config.checker import Checker, toml_repr
 from ..config.tomlsource import TomlSource
-from ..errors import ConfigIssue
 
 # Relative to the agent directory (<root>/agents/<slug>/), where every ConfigIssue's file is
 PLUGINS_FILE = "../../config/plugins.toml"

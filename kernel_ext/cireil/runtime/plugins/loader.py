@@ -12,12 +12,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .. import registry
+from ..base.errors import ConfigIssue
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
-from ..errors import ConfigIssue
 from ..mcp.naming import reserved_clash
 from ..outline import register_extractor, unregister_extractor
-from ..tool import Tool
+from ..toolkit import registry
+from ..toolkit.tool import Tool
 from .config import PLUGINS_FILE, PluginEntry, parse_plugins_config
 from .model import Plugin
 from .services import DEFAULT_QUOTA

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..outline import Extractor
-from ..tool import Tool
+from ..toolkit.tool import Tool
 
 
 @dataclass(frozen=True)

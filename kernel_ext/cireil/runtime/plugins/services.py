@@ -21,12 +21,12 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import safefs
-from ..errors import ToolError
-from ..fsutil import atomic_write
+from ..base.errors import ToolError
+from ..files import safefs
+from ..files.atomic import atomic_write
 
 if TYPE_CHECKING:
-    from ..tool import ToolContext
+    from ..toolkit.tool import ToolContext
 
 DEFAULT_QUOTA = 16 * 1024 * 1024
 QUOTAS_KEY = "plugin_quotas"  # ToolContext.extra: plugin name -> stateQuotaBytes

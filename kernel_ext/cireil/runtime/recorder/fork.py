@@ -37,9 +37,9 @@ class RecordedClient:
         self.served = 0
 
     async def complete(self, request: Any, *, on_delta: Any = None) -> Any:
-        from .. import messages as msgs
         from ..engine.engine import request_body
         from ..engine.provider import ModelReply, NoToolCalls, ProviderError
+        from ..sessions import messages as msgs
 
         if self.served >= len(self.replies):
             if self.live is not None:
@@ -87,7 +87,7 @@ def _session_id(agent: Agent, turn: RecordedTurn, step: int) -> str:
 
 def fork(agent: Agent, turn: RecordedTurn, step: int, **options: Any) -> TurnOutcome:
     """`fork_turn` run to its end on the runtime loop; `options` are its keyword arguments."""
-    from ..loop import RUNTIME
+    from ..base.loop import RUNTIME
 
     return RUNTIME.run(fork_turn(agent, turn, step, **options))
 
@@ -146,7 +146,7 @@ def fork_turn(
             return ToolDecision.mock(substitute) if index == wanted and n == step else None
 
     user = copy.deepcopy(turn.user)
-    from .. import messages as msgs
+    from ..sessions import messages as msgs
 
     fresh = msgs.user_message("")
     user.update({"id": fresh["id"], "timestamp": fresh["timestamp"]})

@@ -46,7 +46,7 @@ def export_notebook(turns: Sequence[RecordedTurn], agent_dir: Path, session_id: 
             "import tempfile\n\n"
             "from cireil.runtime.recorder.model import RecordedTurn\n"
             "from cireil.runtime.recorder.replay import offline_copy, scripted_replies\n"
-            "from cireil.scripted_llm import ScriptedLLM, reply\n\n"
+            "from cireil.testing.scripted_llm import ScriptedLLM, reply\n\n"
             f"AGENT = {str(agent_dir)!r}\n"
             "# a turn that asks for more than was recorded ends quietly\n"
             'llm = ScriptedLLM(default=reply.tool_calls(("no-response", {}))).start()\n'

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agentcopy import copy_agent_tree
-from ..loop import RUNTIME
+from ..base.loop import RUNTIME
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..engine.engine import Engine
+    from ..engine.host import TurnHost
     from ..engine.turn import TurnOutcome
-    from ..host import TurnHost
     from .model import RecordedTurn
 
 LEFT_BEHIND = ("sessions.db*", "cireil-side.db*", "cireil-recordings.db*", ".cireil-tmp-*")
@@ -109,7 +109,7 @@ class ReplayResult:
 
 def scripted_replies(turn: RecordedTurn) -> list:
     """The recorded replies as ScriptedLLM replies, in order."""
-    from ...scripted_llm import reply
+    from ...testing.scripted_llm import reply
 
     out = []
     for step in turn.steps:
@@ -153,7 +153,7 @@ def invalid_calls(host: TurnHost, turn: RecordedTurn) -> dict[tuple[int, int], s
 def offline_copy(agent_dir: str | Path, base_url: str, into: str | Path) -> Path:
     """A copy of the agent at `agent_dir` under `into` (sessions left behind) whose every provider talks to
     the scripted server at `base_url`: what a replay and an exported notebook run on."""
-    from ..layout import AgentLayout
+    from ..files.layout import AgentLayout
 
     directory = _copy_agent(AgentLayout.find(agent_dir), Path(into))
     _point_engine_at(directory, base_url)
@@ -191,7 +191,7 @@ def _point_engine_at(directory: Path, base_url: str) -> None:
 
 def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> ReplayResult:
     """Re-run `turn` with its recorded replies; see the module's docstring."""
-    from ...scripted_llm import ScriptedLLM, reply
+    from ...testing.scripted_llm import ScriptedLLM, reply
 
     started = time.perf_counter()
     if not turn.steps:
@@ -242,7 +242,7 @@ async def _run(engine: Engine, session: Any, turn: RecordedTurn, base_url: str, 
 
     user = None
     if turn.user is not None:
-        from .. import messages as msgs
+        from ..sessions import messages as msgs
 
         user = msgs.user_message("")
         user["content"] = copy.deepcopy(turn.user.get("content") or [])

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import params
+from ..base import params
+from ..base.errors import ConfigIssue
 from ..config.checker import Checker, toml_repr
 from ..config.tomlsource import TomlSyntaxError, read_toml
-from ..errors import ConfigIssue
 
 SETTINGS_FILE = "config/cireil.toml"
 

@@ -15,8 +15,8 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..messages import CALL_ID, new_call_id
-from ..session_state import Session, platform_of
+from .messages import CALL_ID, new_call_id
+from .state import Session, platform_of
 
 if TYPE_CHECKING:
     from .store import SessionStore

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..session_state import platform_of
+from .state import platform_of
 
 UPSTREAM_PREFIXES = ("discord", "matrix", "internal", "cron", "tui")
 CHANNELS = ("discord", "matrix", "internal", "tui")

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..cancel import cancel_requested
+from ..base.cancel import cancel_requested
 
 MODES = ("raw", "glob", "regex")
 MIN_LITERAL = 3  # the trigram index cannot look up anything shorter

@@ -14,9 +14,9 @@ import re
 import sqlite3
 from typing import Any
 
-from ..messages import searchable_text
 from . import history_json as hj
 from .errors import SessionFormatError
+from .messages import searchable_text
 from .rowids import memory_id, stored_id
 from .search import compile_query, fold, fts_expression
 

@@ -29,16 +29,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..messages import now_iso
-from ..pictures import Unreadable, stored_image
-from ..safefs import read_host_file
-from ..session_state import Session, platform_of
+from ..files.pictures import Unreadable, stored_image
+from ..files.safefs import read_host_file
 from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
+from .messages import now_iso
 from .rowids import channel_for, id_problem, memory_id, meta_for_new, other_holders, stored_id
 from .sideindex import SideIndex, channel_of, preview_of, to_epoch
 from .sidestore import open_side
+from .state import Session, platform_of
 
 IMAGES_DIR = "images"
 _ROW = "channel, meta, history, opened_files, last_activity, history_cursor, active_file_sections"

@@ -6,10 +6,10 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..errors import ToolError
+from ..base.errors import ToolError
 
 if TYPE_CHECKING:
-    from ..tool import ToolContext
+    from ..toolkit.tool import ToolContext
     from .store import SessionStore
 
 THINKING_LIMIT = 200

@@ -1,1 +1,1 @@
-"""One module per built-in tool; each exposes TOOL (see runtime/registry.py)."""
+"""One module per built-in tool; each exposes TOOL (see runtime/toolkit/registry.py)."""

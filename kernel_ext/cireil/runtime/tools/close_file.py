@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..params import Params, String
-from ..paths import normalize
-from ..tool import Tool, ToolContext
+from ..base.params import Params, String
+from ..files.paths import normalize
+from ..toolkit.tool import Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import posixpath
 
-from .. import safefs
-from ..errors import ToolError
-from ..fsutil import write_sandbox_file
-from ..params import Params, String
+from ..base.errors import ToolError
+from ..base.params import Params, String
+from ..files import safefs
+from ..files.atomic import write_sandbox_file
 from ..sessions.tooling import require_channel, store_of
-from ..tool import Tool, ToolContext
+from ..toolkit.tool import Tool, ToolContext
 
 UNSUPPORTED = "This channel does not support downloading attachments"
 

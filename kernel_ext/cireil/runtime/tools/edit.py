@@ -13,14 +13,14 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import frontmatter
+from ..base.errors import ToolError
+from ..base.params import AnyOf, Array, Boolean, Number, Object, Params, String
 from ..edit.blocks import parse_cell
-from ..errors import ToolError
-from ..fsutil import write_sandbox_file
-from ..params import AnyOf, Array, Boolean, Number, Object, Params, String
-from ..paths import ResolvedPath
-from ..textfile import read_bytes
-from ..tool import Tool, ToolContext
+from ..files import frontmatter
+from ..files.atomic import write_sandbox_file
+from ..files.paths import ResolvedPath
+from ..files.textfile import read_bytes
+from ..toolkit.tool import Tool, ToolContext
 
 if TYPE_CHECKING:
     from ..edit.previews import Preview

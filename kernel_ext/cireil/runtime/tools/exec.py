@@ -6,10 +6,10 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolError
-from ..params import Array, Params, String
-from ..paths import SandboxPaths
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Array, Params, String
+from ..files.paths import SandboxPaths
+from ..toolkit.tool import Tool, ToolContext
 
 if TYPE_CHECKING:
     from ..exec.sandbox import Launch, Overlay
@@ -49,7 +49,7 @@ def _refuse_unenforceable(ctx: ToolContext) -> None:
     access = ctx.paths.access
     if access is None:
         return
-    from ..conditions import PathAccess  # an agent without conditions.toml never loads the rules module
+    from ..sessions.conditions import PathAccess  # an agent without conditions.toml never loads the rules module
 
     if isinstance(access, PathAccess) and any(d for _, d in access.conditions.denied_areas(access.context)):
         raise ToolError(
@@ -95,7 +95,7 @@ def _conditions_overlay(ctx: ToolContext) -> Overlay | None:
     access = ctx.paths.access
     if access is None:
         return None
-    from ..conditions import PathAccess, exec_overlay
+    from ..sessions.conditions import PathAccess, exec_overlay
 
     if not isinstance(access, PathAccess):
         return None

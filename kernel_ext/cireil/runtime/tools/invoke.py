@@ -6,9 +6,9 @@ message; what it responds lands in that session's history.
 
 from __future__ import annotations
 
-from ..errors import ToolError
-from ..params import Params, String
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Params, String
+from ..toolkit.tool import Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import safefs
-from ..errors import ToolError
-from ..params import Params, String
-from ..paths import ROOTS, ResolvedPath
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Params, String
+from ..files import safefs
+from ..files.paths import ROOTS, ResolvedPath
+from ..toolkit.tool import Tool, ToolContext
 
 
 def _entry_type(entry: os.DirEntry) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..params import AnyOf, Array, Number, Params, String
+from ..base.params import AnyOf, Array, Number, Params, String
 from ..sessions.tooling import store_of
-from ..tool import Tool, ToolContext
+from ..toolkit.tool import Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import ToolError
-from ..params import Array, Params, String
+from ..base.errors import ToolError
+from ..base.params import Array, Params, String
 from ..sessions.tooling import store_of
-from ..tool import Tool, ToolContext
+from ..toolkit.tool import Tool, ToolContext
 
 HINT = "Use read-session with this session's id to see the message ids."
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import re
 
-from ..errors import ToolError
-from ..params import Number, Params, String
+from ..base.errors import ToolError
+from ..base.params import Number, Params, String
 from ..sessions.search import MODES, SearchBudgetExceeded, search_budget
 from ..sessions.tooling import store_of
-from ..tool import Tool, ToolContext
+from ..toolkit.tool import Tool, ToolContext
 from .list_sessions import origin_field
 
 

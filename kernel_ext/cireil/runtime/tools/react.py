@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import ToolError
-from ..params import Params, String
+from ..base.errors import ToolError
+from ..base.params import Params, String
 from ..sessions.tooling import require_channel, store_of
-from ..tool import Tool, ToolContext
+from ..toolkit.tool import Tool, ToolContext
 
 UNSUPPORTED = "Reactions are not supported on this channel"
 

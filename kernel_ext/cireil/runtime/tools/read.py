@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-from ..errors import ToolError
-from ..imaging import SENDABLE, sendable
-from ..media import MEDIA_READ_LIMIT, media_kind, media_too_big, queue_media
-from ..params import Boolean, Params, String
-from ..sniff import SNIFF_BYTES, binary_kind, inspect_hint
-from ..textfile import READ_LIMIT, decode, stat_path, too_big
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Boolean, Params, String
+from ..files.imaging import SENDABLE, sendable
+from ..files.media import MEDIA_READ_LIMIT, media_kind, media_too_big, queue_media
+from ..files.sniff import SNIFF_BYTES, binary_kind, inspect_hint
+from ..files.textfile import READ_LIMIT, decode, stat_path, too_big
+from ..toolkit.tool import Tool, ToolContext
 
 
 def _media_too_big(path: str, size: int, kind: str) -> ToolError:

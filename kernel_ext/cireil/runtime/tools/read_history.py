@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from html import escape
 
-from ..errors import ToolError
-from ..params import Number, Params, String
+from ..base.errors import ToolError
+from ..base.params import Number, Params, String
 from ..sessions.tooling import conversation_messages, require_channel, store_of
-from ..tool import Tool, ToolContext
+from ..toolkit.tool import Tool, ToolContext
 
 UNSUPPORTED = "This channel does not support history fetching"
 

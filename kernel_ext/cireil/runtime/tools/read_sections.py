@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..errors import ToolError
-from ..params import Array, Boolean, Params, String
-from ..sections import unknown_message
-from ..textfile import READ_LIMIT, over_limit, read_text, stat_path
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Array, Boolean, Params, String
+from ..files.textfile import READ_LIMIT, over_limit, read_text, stat_path
+from ..outline.section_ids import unknown_message
+from ..toolkit.tool import Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..errors import ToolError
-from ..params import Number, Params, String
+from ..base.errors import ToolError
+from ..base.params import Number, Params, String
 from ..sessions.store import SessionError, to_epoch
 from ..sessions.tooling import absolute_time, conversation_messages, message_text, store_of
-from ..tool import Tool, ToolContext
+from ..toolkit.tool import Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:

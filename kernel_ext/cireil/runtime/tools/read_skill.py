@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import ToolError
-from ..params import Params, String
-from ..textfile import read_text
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Params, String
+from ..files.textfile import read_text
+from ..toolkit.tool import Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:

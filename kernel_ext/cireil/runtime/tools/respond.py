@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import stat
 
-from .. import safefs
-from ..errors import ToolError
-from ..params import Array, Boolean, Params, String
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Array, Boolean, Params, String
+from ..files import safefs
+from ..toolkit.tool import Tool, ToolContext
 
 
 def resolve_channel(channel: str, ctx: ToolContext) -> str:

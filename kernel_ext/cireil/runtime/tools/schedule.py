@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from ..errors import ToolError
-from ..params import Params, String
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Params, String
+from ..toolkit.tool import Tool, ToolContext
 
 _ID = re.compile(r"[a-z0-9-]+\Z")
 

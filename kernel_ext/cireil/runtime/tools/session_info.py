@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..params import Params
-from ..tool import Tool, ToolContext
+from ..base.params import Params
+from ..toolkit.tool import Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .. import frontmatter
-from ..errors import ToolError
-from ..fsutil import write_sandbox_file
-from ..params import Params, String
-from ..paths import ResolvedPath, normalize
-from ..textfile import decode, read_bytes
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Params, String
+from ..files import frontmatter
+from ..files.atomic import write_sandbox_file
+from ..files.paths import ResolvedPath, normalize
+from ..files.textfile import decode, read_bytes
+from ..toolkit.tool import Tool, ToolContext
 
 
 def _blocks_need_md(path: str) -> str | None:

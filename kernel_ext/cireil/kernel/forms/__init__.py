@@ -1,0 +1,1 @@
+"""Widget-backed tool calls: a form generated from each tool's parameter schema."""

@@ -1,0 +1,167 @@
+"""`%cireil eval`: scenario evals from the notebook, with a grid that fills in as runs finish.
+
+The grid is one display updated in place (a display handle): a row per scenario, a column per variant,
+each cell the passes so far and, opened, the runs behind it with the checks that failed; a failed run's
+recorded turn is one more click (render/evalrun.py), drawn once the eval has ended. Imported only
+when `%cireil eval` runs; the evals package itself loads only then too.
+"""
+
+from __future__ import annotations
+
+from argparse import Namespace
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.display import display
+
+from ...render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, code, esc, frame
+from .subcommands import _View
+
+if TYPE_CHECKING:
+    from ...runtime.evals.report import Cell, EvalReport
+    from ...runtime.evals.worker import RunResult
+
+_CELL = f"padding:3px 8px;border-top:1px solid {BORDER};text-align:left;vertical-align:top"
+# characters of recorded-turn HTML in one grid: past it a failed run says where its turn is instead
+TURNS_LIMIT = 2_000_000
+
+
+@dataclass
+class EvalGrid(_View):
+    """The grid of one eval, as far as it got; text/plain is what the CLI prints."""
+
+    report: EvalReport
+    min_pass: float = 1.0
+
+    def _verdict(self) -> str:
+        r = self.report
+        done = len(r.results)
+        if done < r.total and not r.interrupted:
+            return f"running: {done}/{r.total} runs finished, {r.passed} passed"
+        line = r.summary()
+        if done and not r.interrupted and r.pass_rate < self.min_pass:
+            line += f"; below --min-pass {self.min_pass:.0%}"
+        return line
+
+    def text(self) -> str:
+        parts = [self.report.grid_text(), self.report.failures_text(), self._verdict()]
+        return "\n\n".join(p for p in parts if p)
+
+    def _finished(self) -> bool:
+        return self.report.interrupted or len(self.report.results) >= self.report.total
+
+    def _turn(self, run: RunResult, room: list[int]) -> str:
+        """A failed run's recorded turn, folded; drawn once the eval ends (the live grid is redrawn per run)."""
+        from ...render.evalrun import turns_html
+
+        if run.passed or run.recording is None:
+            return ""
+        dim = f'<div style="color:{FG_DIM};margin-left:14px">'
+        if not self._finished():
+            return f"{dim}its recorded turn opens here when the eval ends</div>"
+        if room[0] <= 0:
+            return (
+                f"{dim}recorded turn not drawn: the grid holds enough of them; <code>cireil eval-show FILE "
+                f"{esc(run.run_id)}</code> opens it from a <code>--json FILE</code></div>"
+            )
+        drawn = turns_html(run)
+        room[0] -= len(drawn)
+        return drawn
+
+    def _cell(self, cell: Cell, total: int, room: list[int]) -> str:
+        if not cell.runs:
+            return f'<span style="color:{FG_DIM}">0/{total}…</span>'
+        colour = OK if cell.passed == len(cell.runs) else (ERROR if cell.passed == 0 else WARN)
+        head = (
+            f'<span style="color:{colour};font-weight:600">{cell.passed}/{len(cell.runs)}</span>'
+            f'<span style="color:{FG_DIM}"> · {cell.tokens:,.0f} tok · {cell.latency_s:.1f}s'
+            f"{'' if len(cell.runs) == total else f' · of {total}'}</span>"
+        )
+        runs = []
+        for r in sorted(cell.runs, key=lambda r: r.repeat):
+            mark = "✓" if r.passed else "✖"
+            where = f" · kept at {esc(r.agent_dir)}" if r.agent_dir else ""
+            items = "".join(f"<li>{esc(f)}</li>" for f in r.failures)
+            runs.append(
+                f'<div style="font-family:{MONO};margin-top:2px">{mark} #{r.repeat + 1} run {esc(r.run_id)}'
+                f" · session {esc(r.session_id)} · {r.steps} steps · {r.tokens:,} tok{where}</div>"
+                + (f'<ul style="margin:0;color:{ERROR}">{items}</ul>' if items else "")
+                + self._turn(r, room)
+            )
+        return f"<details><summary>{head}</summary>{''.join(runs)}</details>"
+
+    def html(self) -> str:
+        r = self.report
+        per_cell = r.total // max(1, len(r.scenarios) * len(r.variants))
+        head = "".join(f'<th style="{_CELL}">{esc(v)}</th>' for v in r.variants)
+        rows = []
+        room = [TURNS_LIMIT]
+        for s in r.scenarios:
+            cells = "".join(f'<td style="{_CELL}">{self._cell(r.cell(s, v), per_cell, room)}</td>' for v in r.variants)
+            rows.append(f'<tr><th style="{_CELL}">{esc(s)}</th>{cells}</tr>')
+        table = (
+            f'<table style="border-collapse:collapse;margin:4px 0"><tr><th style="{_CELL}">scenario</th>{head}</tr>'
+            f"{''.join(rows)}</table>"
+        )
+        verdict = f'<div style="margin-top:4px">{esc(self._verdict())}</div>'
+        title = f"eval {code(Path(r.agent).name)}"
+        failed = bool(r.results) and r.pass_rate < self.min_pass and len(r.results) == r.total
+        return frame("eval", table + verdict, title=title, failed=failed)
+
+
+def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
+    """Run the eval (options as commands.py declares them) with a live grid; returns the finished grid (the
+    display already shows it)."""
+    from ...commands import family_usage
+    from ...runtime.base.errors import ConfigError
+    from ...runtime.evals.command import DaskMissing, executor_for, plan
+    from ...runtime.evals.matrix import run_matrix
+
+    agent = Path(options.agent).expanduser() if options.agent else agent_dir
+    if agent is None:
+        raise UsageError("no agent: run `%cireil load DIR` first, or pass --agent DIR")
+    scenarios_args = options.scenarios or [str(agent / "evals")]
+    if not options.scenarios and not (agent / "evals").is_dir():
+        raise UsageError(f"no scenarios given and {agent / 'evals'} does not exist; usage: {family_usage('eval')}")
+    try:
+        scenarios, variants = plan(scenarios_args, options.variants, options.variant)
+    except ConfigError as exc:
+        raise UsageError("\n".join(str(i) for i in exc.issues)) from None
+    try:
+        executor = executor_for(options)
+    except DaskMissing as exc:
+        raise UsageError(str(exc)) from None
+    handle: Any = None
+
+    def show(report: EvalReport) -> None:
+        nonlocal handle
+        grid = EvalGrid(report, options.min_pass)
+        if handle is None:
+            handle = display(grid, display_id=True)
+        else:
+            handle.update(grid)
+
+    try:
+        report = run_matrix(
+            agent,
+            scenarios,
+            variants,
+            repeat=options.repeat,
+            jobs=options.jobs,
+            timeout=options.timeout,
+            on_progress=show,
+            keep=options.keep,
+            executor=executor,
+        )
+    except ConfigError as exc:
+        raise UsageError("\n".join(str(i) for i in exc.issues)) from None
+    finally:
+        if executor is not None:
+            executor.close()
+    if options.json:
+        report.write_json(options.json)
+    if options.junit:
+        report.write_junit(options.junit)
+    return EvalGrid(report, options.min_pass)

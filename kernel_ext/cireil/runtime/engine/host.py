@@ -1,0 +1,82 @@
+"""What the engine, a turn, the schedulers and conversation tools need of the agent they run for.
+
+The Agent implements both protocols; nothing under engine/ or jobs/ imports it, so a turn runs against
+any host: a test hands the engine a small stand-in, as httpx tests hand a client a mock transport.
+`ToolRequests` is the narrower part a tool reaches through its Conversation: deliver a message to
+another session, queue a turn there, schedule a job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..files.layout import AgentLayout
+    from ..files.paths import SandboxPaths
+    from ..sessions.conditions import Conditions, RuleContext
+    from ..sessions.state import Session
+    from ..sessions.store import SessionStore
+    from ..toolkit.conversation import Conversation
+    from ..toolkit.tool import Tool, ToolContext
+
+EventSink = Callable[[dict], None]
+
+
+class ToolRequests(Protocol):
+    """What a tool may ask of the agent running it, beyond its own session."""
+
+    def deliver(
+        self, target: str, content: str, *, attachments: Iterable[str] = (), source: str | None = None
+    ) -> None: ...
+
+    def queue_turn(self, session_id: str, prompt: str, *, source: str | None = None) -> None: ...
+
+    def schedule(self, job: dict) -> None:
+        """Persist a one-shot job (the schedule tool's shape) and arm it."""
+
+
+class TurnHost(ToolRequests, Protocol):
+    """What a turn needs: the agent's files, tools and their context, sessions and their store, a refresh."""
+
+    store: SessionStore | None
+    result_limit: int  # bytes of JSON one tool result may have in a turn (toolkit/resultcap.py)
+
+    @property
+    def layout(self) -> AgentLayout: ...
+
+    @property
+    def directory(self) -> Path: ...
+
+    @property
+    def slug(self) -> str: ...
+
+    @property
+    def conditions(self) -> Conditions: ...
+
+    def refresh(self) -> list[str]:
+        """Re-read changed configuration at the start of a turn; notices for it, ConfigError when broken."""
+
+    def refresh_quietly(self) -> bool: ...
+
+    def current_tools(self) -> dict[str, Tool]:
+        """Every enabled tool, without re-reading anything."""
+
+    def offered_tools(self, session: Session) -> dict[str, Tool]:
+        """What a turn of `session` offers the model (its grant applied)."""
+
+    def tool_context(self, session: Session, conversation: Conversation | None) -> ToolContext: ...
+
+    def sandbox_paths(self, session: Session | None = None) -> SandboxPaths: ...
+
+    def rule_context(self, session: Session | None = None) -> RuleContext: ...
+
+    def session_for(self, session_id: str) -> Session:
+        """The live session of that id, loaded or created."""
+
+    def forget_session(self, session_id: str) -> None:
+        """Drop the live copy (another process changed it): the next use reads it again."""
+
+    def observe_turn(self, session_id: str, on_event: EventSink) -> EventSink:
+        """The sink a turn reports to (the turn recorder taps it); `on_event` when nothing records."""

@@ -1,0 +1,72 @@
+"""Writing files so that a failure never leaves half a file behind."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..base.errors import ToolError
+from . import safefs
+
+if TYPE_CHECKING:
+    from .paths import ResolvedPath
+
+
+def _current_umask() -> int:
+    # os.umask can only be read by setting it, which would briefly change it for every thread of
+    # the kernel; Linux publishes it read-only in /proc.
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(host: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write through a temporary file in the same folder, then rename over `host`.
+
+    An existing file keeps its permission bits; a new one gets `mode`, or the usual 0666 masked by
+    the umask. Parent folders are created.
+    """
+    host.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        keep = stat.S_IMODE(os.stat(host).st_mode)
+    except FileNotFoundError:
+        keep = mode if mode is not None else 0o666 & ~_current_umask()
+    tmp = str(host.parent / safefs.temp_name())  # a reserved name: swept at the next load if we die here
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, keep)
+        os.replace(tmp, host)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_sandbox_file(resolved: ResolvedPath, data: bytes, shown: str, *, exclusive: bool = False) -> None:
+    """safefs.write_atomic for a tool: failures become ToolErrors that name the sandbox path only."""
+    try:
+        safefs.write_atomic(resolved.target, data, exclusive=exclusive)
+    except IsADirectoryError:
+        raise ToolError(f"'{shown}' is a directory.", hint="Give the path of a file inside it.") from None
+    except NotADirectoryError:
+        raise ToolError(
+            f"ENOTDIR: a parent of '{shown}' is not a directory.", hint="Check the path with list-dir."
+        ) from None
+    except FileExistsError:
+        raise ToolError(f"File already exists at {resolved.sandbox}", hint="Choose another path.") from None
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise ToolError(f"{errno.errorcode[exc.errno]}: cannot write '{shown}': {exc.strerror}") from None
+        raise

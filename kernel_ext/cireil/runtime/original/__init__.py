@@ -1,0 +1,1 @@
+"""What sharing an agent with the original CireilClaw needs: its runtime root, and what cireil does not honour."""

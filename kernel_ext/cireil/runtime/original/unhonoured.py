@@ -1,0 +1,362 @@
+"""Files and keys the original CireilClaw reads that cireil does not act on: each said once, at load and in
+dry-run, with its file, its line and what cireil does instead. Nothing a user wrote is dropped in silence.
+
+Each file is also checked against the original's strict schema (upstream-formats §3.4–3.7), so a file
+that would break the original is reported even though cireil does not use it. These are warnings:
+cireil runs without them, and an agent shared with the original keeps working in cireil.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..base import params
+from ..base.errors import ConfigIssue
+from ..config.checker import Checker, label
+from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
+
+CRON_FILE = "config/cron.toml"
+HEARTBEAT_FILE = "config/heartbeat.toml"
+SUMMARIZATION_FILE = "config/summarization.toml"
+CHANNELS_DIR = "config/channels"
+REFUSES = "the original CireilClaw refuses this file: "
+
+_JOB_KEYS = (
+    "id",
+    "prompt",
+    "schedule",
+    "enabled",
+    "execution",
+    "delivery",
+    "target",
+    "model",
+    "provider",
+    "webhookUrl",
+)
+_SECONDS = params.Integer(minimum=60, description="a whole number of seconds")
+DISCORD_KEYS = ("token", "ownerId", "timeout", "access", "directMessages", "trustedUsers")  # runtime_root.py too
+_HEARTBEAT_KEYS = ("enabled", "interval", "target", "model", "provider", "activeHours", "visibility")
+
+
+class _Report(Checker):
+    """Warnings for one file: schema problems say the original refuses it; notes say what cireil does."""
+
+    def __init__(self, source: TomlSource) -> None:
+        super().__init__(source, severity="warning", prefix=REFUSES)
+        self.out = self.issues
+
+    def refuse(self, path: tuple, message: str) -> None:
+        self.fail(path, message)
+
+    def note(self, path: tuple, message: str) -> None:
+        self.out.append(self.source.issue(path, message, "warning"))
+
+    def unknown(self, table: Any, allowed: Sequence[str], where: tuple = (), **hints: str) -> list[str]:
+        return super().unknown(table, allowed, where, **hints) if isinstance(table, dict) else []
+
+    def text(self, table: dict, key: str, where: tuple, *, required: bool = False) -> None:
+        if key not in table:
+            if required:
+                self.refuse(where, f"'{label(*where, key)}' is required")
+            return
+        self.value((*where, key), table[key], params.String(min_length=1))
+
+    def choice(self, table: dict, key: str, where: tuple, values: tuple[str, ...]) -> None:
+        if key in table:
+            self.value((*where, key), table[key], params.String(enum=values))
+
+    def flag(self, table: dict, key: str, where: tuple) -> None:
+        if key in table:
+            self.value((*where, key), table[key], params.Boolean())
+
+
+def _read(directory: Path, rel: str) -> TomlSource | ConfigIssue | None:
+    try:
+        return read_toml(directory, rel)
+    except TomlSyntaxError as exc:
+        issue = exc.issue
+        return ConfigIssue(
+            issue.file, issue.line, f"the original CireilClaw cannot read it: {issue.message}", None, "warning"
+        )
+    except OSError as exc:
+        return ConfigIssue(rel, None, f"cannot be read: {exc.strerror or exc}", severity="warning")
+
+
+def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[ConfigIssue]:
+    """Everything the original would read in this agent's config/ that cireil leaves alone.
+
+    `in_root`: the agent sits in a runtime root, where runtime_root.py already checks what makes the
+    original's `run` refuse discord.toml (unreadable, token, ownerId, unknown keys)."""
+    out: list[ConfigIssue] = []
+
+    def cron(report: _Report) -> None:
+        _cron(report, in_root)
+
+    def heartbeat(report: _Report) -> None:
+        _heartbeat(report, directory, in_root)
+
+    for rel, check in ((CRON_FILE, cron), (HEARTBEAT_FILE, heartbeat), (SUMMARIZATION_FILE, _summarization)):
+        found = _read(directory, rel)
+        if isinstance(found, ConfigIssue):
+            out.append(found)
+        elif found is not None:
+            report = _Report(found)
+            check(report)
+            out += report.out
+    out += _channels(directory, in_root)
+    out += _engine(directory)
+    return out
+
+
+def _engine(directory: Path) -> list[ConfigIssue]:
+    """Provider kinds cireil cannot speak, and openai-codex logins that a turn could not use, at their lines."""
+    found = _read(directory, "config/engine.toml")
+    if not isinstance(found, TomlSource):
+        return []  # missing or unreadable: the engine check (dry-run, each turn) says so
+    out: list[ConfigIssue] = []
+    for name, table in found.data.items():
+        if not isinstance(table, dict):
+            continue
+        kind = table.get("kind", "openai")
+        if kind not in ("anthropic", "openai-codex"):
+            continue
+        from ..config.engine_config import SPOKEN_KINDS  # only for an agent that names such a kind: not at every load
+
+        if kind not in SPOKEN_KINDS:
+            out.append(
+                found.issue(
+                    (name, "kind"),
+                    f"provider '{name}' has kind = \"{kind}\", which cireil does not speak yet: turns that use it "
+                    "fail with a clear error (choose another provider with --provider)",
+                    "warning",
+                )
+            )
+        elif kind == "openai-codex":
+            out += _codex_login(found, directory, name, table)
+    return out
+
+
+def _codex_login(source: TomlSource, directory: Path, name: str, table: dict) -> list[ConfigIssue]:
+    """The login file of an openai-codex provider: read (never refreshed) so a turn does not find it broken."""
+    from ..engine import codex_auth
+
+    auth_id = table.get("authId", "default")
+    if not isinstance(auth_id, str) or not auth_id:
+        return []  # the engine check reports the key itself
+    problem = codex_auth.login_problem(directory, auth_id)
+    where = source.issue((name, "kind"), "")
+    at = f"{where.file}:{where.line}" if where.line else where.file
+    if problem is not None:
+        file, line, message = problem
+        return [
+            ConfigIssue(
+                file,
+                line,
+                f"{message}; turns with provider '{name}' ({at}) fail until it is there",
+                severity="warning",
+            )
+        ]
+    loose = codex_auth.permission_problem(codex_auth.login_path(directory, auth_id))
+    if loose is not None:
+        shown = codex_auth.shown(directory, codex_auth.login_path(directory, auth_id))
+        return [ConfigIssue(shown, None, f"{loose} (the OAuth login of provider '{name}')", severity="warning")]
+    return []
+
+
+def _cron(report: _Report, in_root: bool = False) -> None:
+    _cron_schema(report)
+    if report.out:
+        report.note((), "no job of this file runs until the problems above are fixed")
+        return
+    jobs = [j for j in report.source.data.get("jobs", []) if j.get("enabled", True)]
+    for index, job in enumerate(report.source.data.get("jobs", [])):
+        target = job.get("target", "last")
+        reaches = job.get("delivery", "announce") == "announce" or job.get("execution") == "main"
+        if job.get("enabled", True) and reaches and (target == "owner" or target.startswith("discord:")):
+            report.note(
+                ("jobs", index, "target") if "target" in job else ("jobs", index),
+                f"cron job '{job['id']}' runs in cireil, but its target {target} is a Discord channel cireil does "
+                "not have: the result only shows as a notice in the notebook",
+            )
+    if in_root and jobs:
+        report.note(
+            (),
+            "these jobs run in cireil while the kernel lives: if `cireilclaw run` serves this agent at the same "
+            "time, each job runs twice",
+        )
+
+
+def _cron_schema(report: _Report) -> None:
+    data = report.source.data
+    report.unknown(data, ("jobs",), ())
+    jobs = data.get("jobs", [])
+    if not isinstance(jobs, list):
+        report.refuse(("jobs",), "'jobs' must be an array of [[jobs]] tables")
+        return
+    for index, job in enumerate(jobs):
+        where = ("jobs", index)
+        if not isinstance(job, dict):
+            report.refuse(("jobs",), "each [[jobs]] entry must be a table")
+            continue
+        report.unknown(job, _JOB_KEYS, where)
+        report.text(job, "id", where, required=True)
+        report.text(job, "prompt", where, required=True)
+        _schedule(report, job, where)
+        report.flag(job, "enabled", where)
+        report.choice(job, "execution", where, ("isolated", "main"))
+        report.choice(job, "delivery", where, ("announce", "webhook", "none"))
+        for key in ("target", "model", "provider", "webhookUrl"):
+            report.text(job, key, where)
+
+
+def _schedule(report: _Report, job: dict, where: tuple) -> None:
+    schedule = job.get("schedule")
+    if schedule is None:
+        report.refuse(where, f"'{label(*where, 'schedule')}' is required")
+        return
+    kinds = [k for k in ("every", "cron", "at") if isinstance(schedule, dict) and k in schedule]
+    if not isinstance(schedule, dict) or len(kinds) != 1 or len(schedule) != 1:
+        report.refuse(
+            (*where, "schedule"), '\'schedule\' must be exactly one of {every = N}, {cron = "..."}, {at = "..."}'
+        )
+        return
+    value = schedule[kinds[0]]
+    spec = _SECONDS if kinds[0] == "every" else params.String(min_length=1)
+    if not report.value((*where, "schedule", kinds[0]), value, spec)[0]:
+        return
+    if kinds[0] == "cron":
+        from ..jobs.cronexpr import CronError, CronExpr
+
+        try:
+            CronExpr.parse(value)
+        except CronError as exc:
+            report.refuse((*where, "schedule"), f"cron expression: {exc}")
+    elif kinds[0] == "at":
+        from ..jobs.config import parse_at
+
+        try:
+            parse_at(value)
+        except ValueError:
+            report.refuse((*where, "schedule"), f"'at' {value!r} is not a date cireil can read (use ISO 8601)")
+
+
+def _heartbeat(report: _Report, directory: Path, in_root: bool) -> None:
+    from ..jobs.heartbeat import TASKS_FILE, tasks_text
+
+    _heartbeat_schema(report)
+    if report.out:
+        report.note((), "the heartbeat does not run until the problems above are fixed")
+        return
+    if report.source.data.get("enabled") is not True:
+        return
+    if not tasks_text(directory):
+        report.note(("enabled",), f"pulses are skipped until {TASKS_FILE} has content (as the original)")
+    if in_root:
+        report.note(
+            ("enabled",),
+            "the heartbeat pulses in cireil while the kernel lives: if `cireilclaw run` serves this agent at the "
+            "same time, it pulses in both",
+        )
+
+
+def _heartbeat_schema(report: _Report) -> None:
+    data = report.source.data
+    report.unknown(data, _HEARTBEAT_KEYS, ())
+    report.flag(data, "enabled", ())
+    if "interval" in data:
+        report.value(("interval",), data["interval"], _SECONDS)
+    for key in ("target", "model", "provider"):
+        report.text(data, key, ())
+    hours = data.get("activeHours")
+    if hours is not None:
+        if not isinstance(hours, dict):
+            report.refuse(("activeHours",), "'activeHours' must be a table {start, end, timezone}")
+        else:
+            report.unknown(hours, ("start", "end", "timezone"), ("activeHours",))
+            for key in ("start", "end", "timezone"):
+                report.text(hours, key, ("activeHours",), required=True)
+    visibility = data.get("visibility")
+    if visibility is not None:
+        if not isinstance(visibility, dict):
+            report.refuse(("visibility",), "'visibility' must be a table {showAlerts, showOk, useIndicator}")
+        else:
+            report.unknown(visibility, ("showAlerts", "showOk", "useIndicator"), ("visibility",))
+            for key in ("showAlerts", "showOk", "useIndicator"):
+                report.flag(visibility, key, ("visibility",))
+
+
+def _summarization(report: _Report) -> None:
+    data = report.source.data
+    report.unknown(data, ("provider", "model"), ())
+    for key in ("provider", "model"):
+        report.text(data, key, ())
+    report.note(
+        (),
+        "has no effect: the original never reads summarization.toml, and cireil neither (compaction uses the "
+        "session's own provider and model)",
+    )
+
+
+def _channels(directory: Path, in_root: bool) -> list[ConfigIssue]:
+    folder = directory / CHANNELS_DIR
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix == ".toml")
+    except OSError:
+        return []
+    out: list[ConfigIssue] = []
+    for path in files:
+        rel = f"{CHANNELS_DIR}/{path.name}"
+        found = _read(directory, rel)
+        if isinstance(found, ConfigIssue):
+            if not (in_root and path.stem == "discord"):
+                out.append(found)
+            continue
+        if found is None:
+            continue
+        report = _Report(found)
+        if path.stem == "discord":
+            _discord(report, in_root)
+            report.note((), "has no effect here: cireil has no Discord channel (the original's `run` uses it)")
+        elif path.stem == "matrix":
+            report.unknown(found.data, (), ())
+            report.note((), "has no effect: neither the original nor cireil has a Matrix channel")
+        else:
+            report.note((), f"has no effect: the original has no '{path.stem}' channel (it would say unimplemented)")
+        out += report.out
+    return out
+
+
+def _discord(report: _Report, in_root: bool) -> None:
+    data = report.source.data
+    if not in_root:
+        report.unknown(data, DISCORD_KEYS, ())
+        report.text(data, "token", (), required=True)
+        owner = data.get("ownerId")
+        if not isinstance(owner, str) or not any(c.isdigit() for c in owner):
+            report.refuse(("ownerId",) if "ownerId" in data else (), "'ownerId' must be a string holding a user id")
+    if "timeout" in data:
+        report.value(
+            ("timeout",), data["timeout"], params.Integer(minimum=1, description="a whole number of milliseconds")
+        )
+    for key, modes in (
+        ("access", ("disabled", "allowlist", "denylist")),
+        ("directMessages", ("owner", "public", "allowlist", "denylist")),
+    ):
+        table = data.get(key)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            report.refuse((key,), f"'{key}' must be a table {{mode, users}}")
+            continue
+        report.unknown(table, ("mode", "users"), (key,))
+        report.choice(table, "mode", (key,), modes)
+        users = table.get("users", [])
+        if not isinstance(users, list) or not all(isinstance(u, str) for u in users):
+            report.refuse((key, "users"), "'users' must be an array of user id strings")
+    trusted = data.get("trustedUsers", [])
+    if not isinstance(trusted, list) or not all(
+        isinstance(t, dict) and set(t) <= {"ids", "allowedCommands"} for t in trusted
+    ):
+        report.refuse(("trustedUsers",), "'trustedUsers' must be an array of {ids = [...], allowedCommands = [...]}")
