@@ -322,7 +322,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "read-session-thinking",
         "read-session cuts thinking at 200 characters and appends … (truncated)",
-        "sessions/tooling.py",
+        "toolkit/conversation_tools.py",
         '        return f"[thinking: {text[:THINKING_LIMIT]}{TRUNCATED}]"',
         '        return f"[thinking: {text[:THINKING_LIMIT]}]"',
         "tests/test_conversation_tools.py",

@@ -428,7 +428,7 @@ def test_views_escape_and_stay_inert(h, store):
 
 
 def test_thinking_is_cut_only_when_longer_than_200():
-    from cireil.runtime.sessions.tooling import message_text
+    from cireil.runtime.toolkit.conversation_tools import message_text
 
     exact = assistant_message([{"type": "thinking", "thinking": "x" * 200}])
     longer = assistant_message([{"type": "thinking", "thinking": "x" * 200 + "y"}])

@@ -178,7 +178,7 @@ def test_work_folders_of_dead_launches_are_swept_and_live_ones_kept(tmp_path):
 
 def test_copies_of_the_agent_leave_the_working_folders_behind(tmp_path):
     """A replay or an eval variant copies the agent while a command may be running in it."""
-    from cireil.runtime.agentcopy import copy_agent_tree
+    from cireil.runtime.files.agentcopy import copy_agent_tree
 
     source = exec_agent(tmp_path, name="copied")
     work = source / ".cireil" / "exec" / "1.2.abc" / "w0" / "work"

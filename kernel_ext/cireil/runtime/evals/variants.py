@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agentcopy import copy_agent_tree
 from ..base import params
 from ..base.didyoumean import suggestion as _hint
 from ..base.errors import ConfigError, ConfigIssue
 from ..config.checker import Checker, toml_repr
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
+from ..files.agentcopy import copy_agent_tree
 from ..files.layout import BLOCK_NAMES
 
 # The user's own conversations (and cireil's files beside them, in any version, their recorded turns

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agentcopy import copy_agent_tree
 from ..base.loop import RUNTIME
+from ..files.agentcopy import copy_agent_tree
 
 if TYPE_CHECKING:
     from ..agent import Agent

@@ -8,7 +8,7 @@ from ..base.errors import ToolError
 from ..base.params import Params, String
 from ..files import safefs
 from ..files.atomic import write_sandbox_file
-from ..sessions.tooling import require_channel, store_of
+from ..toolkit.conversation_tools import require_channel, store_of
 from ..toolkit.tool import Tool, ToolContext
 
 UNSUPPORTED = "This channel does not support downloading attachments"

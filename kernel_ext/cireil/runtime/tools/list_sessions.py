@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..base.params import AnyOf, Array, Number, Params, String
-from ..sessions.tooling import store_of
+from ..toolkit.conversation_tools import store_of
 from ..toolkit.tool import Tool, ToolContext
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..base.errors import ToolError
 from ..base.params import Array, Params, String
-from ..sessions.tooling import store_of
+from ..toolkit.conversation_tools import store_of
 from ..toolkit.tool import Tool, ToolContext
 
 HINT = "Use read-session with this session's id to see the message ids."

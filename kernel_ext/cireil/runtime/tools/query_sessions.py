@@ -8,7 +8,7 @@ import re
 from ..base.errors import ToolError
 from ..base.params import Number, Params, String
 from ..sessions.search import MODES, SearchBudgetExceeded, search_budget
-from ..sessions.tooling import store_of
+from ..toolkit.conversation_tools import store_of
 from ..toolkit.tool import Tool, ToolContext
 from .list_sessions import origin_field
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..base.errors import ToolError
 from ..base.params import Params, String
-from ..sessions.tooling import require_channel, store_of
+from ..toolkit.conversation_tools import require_channel, store_of
 from ..toolkit.tool import Tool, ToolContext
 
 UNSUPPORTED = "Reactions are not supported on this channel"

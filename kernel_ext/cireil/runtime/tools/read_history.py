@@ -6,7 +6,7 @@ from html import escape
 
 from ..base.errors import ToolError
 from ..base.params import Number, Params, String
-from ..sessions.tooling import conversation_messages, require_channel, store_of
+from ..toolkit.conversation_tools import conversation_messages, require_channel, store_of
 from ..toolkit.tool import Tool, ToolContext
 
 UNSUPPORTED = "This channel does not support history fetching"

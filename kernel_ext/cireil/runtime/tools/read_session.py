@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..base.errors import ToolError
 from ..base.params import Number, Params, String
 from ..sessions.store import SessionError, to_epoch
-from ..sessions.tooling import absolute_time, conversation_messages, message_text, store_of
+from ..toolkit.conversation_tools import absolute_time, conversation_messages, message_text, store_of
 from ..toolkit.tool import Tool, ToolContext
 
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from ..base.errors import ToolError
 
 if TYPE_CHECKING:
-    from ..toolkit.tool import ToolContext
-    from .store import SessionStore
+    from ..sessions.store import SessionStore
+    from .tool import ToolContext
 
 THINKING_LIMIT = 200
 TRUNCATED = "… (truncated)"
