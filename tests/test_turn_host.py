@@ -186,7 +186,8 @@ def _user(text: str) -> dict:
 
 def test_the_agent_and_the_stand_in_both_have_everything_a_turn_host_promises(tmp_path, llm):
     import cireil
-    from cireil.runtime.engine.host import ToolRequests, TurnHost
+    from cireil.runtime.engine.host import TurnHost
+    from cireil.runtime.toolkit.conversation import ToolRequests
 
     promised = {n for k in (TurnHost, ToolRequests) for n in (*vars(k), *k.__annotations__) if not n.startswith("_")}
     assert {"deliver", "queue_turn", "schedule", "store", "session_for", "tool_context"} <= promised

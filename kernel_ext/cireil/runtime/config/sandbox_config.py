@@ -9,23 +9,13 @@ from typing import Any
 
 from ..base import params
 from ..base.errors import ConfigIssue
+from ..files.mounts import Mount
 from .checker import Checker, label, toml_repr
 from .tomlsource import TomlSource
 
 SANDBOX_FILE = "config/sandbox.toml"
 BACKENDS = ("bwrap", "none")
 _TOP_KEYS = ("backend", "bwrap", "devices", "incus", "mounts")
-
-
-@dataclass(frozen=True)
-class Mount:
-    source: Path  # host path, `~/` already expanded
-    target: str  # relative; appears at /workspace/<target>
-    mode: str  # "ro" | "rw"
-
-    @property
-    def read_only(self) -> bool:
-        return self.mode == "ro"
 
 
 @dataclass

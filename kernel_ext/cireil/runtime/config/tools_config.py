@@ -9,6 +9,7 @@ from typing import Any
 from ..base import params
 from ..base.didyoumean import did_you_mean, suggestion
 from ..base.errors import ConfigIssue
+from ..files.paths import ROOTS, normalize
 from .checker import Checker, toml_repr
 from .tomlsource import TomlSource
 
@@ -96,8 +97,6 @@ def _parse_exec(check: Checker, value: Any) -> ExecConfig:
 
 def _outside_sandbox(path: str) -> str | None:
     """Why a sandbox path lies outside the sandbox roots, judged as resolve() does; None when inside."""
-    from ..files.paths import ROOTS, normalize  # lazy: paths imports config modules
-
     raw_root = next((seg for seg in path.split("/") if seg not in ("", ".")), "")
     root = normalize(path).lstrip("/").split("/", 1)[0]
     if root not in ROOTS:

@@ -1,16 +1,18 @@
-"""What the engine, a turn, the schedulers and conversation tools need of the agent they run for.
+"""What the engine, a turn and the schedulers need of the agent they run for.
 
-The Agent implements both protocols; nothing under engine/ or jobs/ imports it, so a turn runs against
+The Agent implements TurnHost; nothing under engine/ or jobs/ imports it, so a turn runs against
 any host: a test hands the engine a small stand-in, as httpx tests hand a client a mock transport.
-`ToolRequests` is the narrower part a tool reaches through its Conversation: deliver a message to
-another session, queue a turn there, schedule a job.
+TurnHost extends `ToolRequests`, the narrower part a tool reaches through its Conversation, which lives
+with the Conversation in toolkit/conversation.py, below the engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from ..toolkit.conversation import Conversation, ToolRequests
 
 if TYPE_CHECKING:
     from ..files.layout import AgentLayout
@@ -18,23 +20,9 @@ if TYPE_CHECKING:
     from ..sessions.conditions import Conditions, RuleContext
     from ..sessions.state import Session
     from ..sessions.store import SessionStore
-    from ..toolkit.conversation import Conversation
     from ..toolkit.tool import Tool, ToolContext
 
 EventSink = Callable[[dict], None]
-
-
-class ToolRequests(Protocol):
-    """What a tool may ask of the agent running it, beyond its own session."""
-
-    def deliver(
-        self, target: str, content: str, *, attachments: Iterable[str] = (), source: str | None = None
-    ) -> None: ...
-
-    def queue_turn(self, session_id: str, prompt: str, *, source: str | None = None) -> None: ...
-
-    def schedule(self, job: dict) -> None:
-        """Persist a one-shot job (the schedule tool's shape) and arm it."""
 
 
 class TurnHost(ToolRequests, Protocol):

@@ -11,21 +11,10 @@ from typing import TYPE_CHECKING
 
 from ..base.errors import ToolError
 from . import safefs
+from .umask import current_umask
 
 if TYPE_CHECKING:
     from .paths import ResolvedPath
-
-
-def _current_umask() -> int:
-    # os.umask can only be read by setting it, which would briefly change it for every thread of
-    # the kernel; Linux publishes it read-only in /proc.
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def atomic_write(host: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -38,7 +27,7 @@ def atomic_write(host: Path, data: bytes, *, mode: int | None = None) -> None:
     try:
         keep = stat.S_IMODE(os.stat(host).st_mode)
     except FileNotFoundError:
-        keep = mode if mode is not None else 0o666 & ~_current_umask()
+        keep = mode if mode is not None else 0o666 & ~current_umask()
     tmp = str(host.parent / safefs.temp_name())  # a reserved name: swept at the next load if we die here
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:

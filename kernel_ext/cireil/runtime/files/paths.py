@@ -19,9 +19,9 @@ from pathlib import Path
 
 from ..base.errors import ToolError
 from ..base.names import escape, unescape_path
-from ..config.sandbox_config import Mount
 from . import safefs
 from .hostpaths import PlantedLink, trusted_realpath
+from .mounts import Mount
 from .safefs import SCRATCH_DIR, Target, is_temp_name
 
 ROOTS = ("workspace", "memories", "blocks", "skills", "tasks")

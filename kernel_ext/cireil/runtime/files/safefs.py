@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass
 
 from ..base.errors import ToolError
+from .umask import current_umask
 
 TEMP_PREFIX = ".cireil-tmp-"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -200,12 +201,6 @@ def stat_entry(target: Target) -> os.stat_result | None:
         os.close(dfd)
 
 
-def _current_umask() -> int:
-    from .atomic import _current_umask as umask
-
-    return umask()
-
-
 SCRATCH_DIR = ".cireil/tmp"  # below the agent directory: never bound into the sandbox, never listed
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -312,7 +307,7 @@ def write_atomic(target: Target, data: bytes, *, mode: int | None = None, exclus
                 raise _changed(target.sandbox)  # resolve saw no link here: one was planted since
         keep = stat.S_IMODE(existing.st_mode) if existing is not None else None
         if keep is None:
-            keep = mode if mode is not None else 0o666 & ~_current_umask()
+            keep = mode if mode is not None else 0o666 & ~current_umask()
         scratch = _open_scratch(target.scratch, dfd)
         if scratch is not None:
             try:

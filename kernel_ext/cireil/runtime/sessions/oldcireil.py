@@ -12,16 +12,27 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .messages import CALL_ID, new_call_id
 from .state import Session, platform_of
 
-if TYPE_CHECKING:
-    from .store import SessionStore
-
 BACKUP_NAME = "sessions.cireil-old.db"
+
+
+class NewStore(Protocol):
+    """What the conversion writes the new database through: store.py's SessionStore, which calls `convert`
+    and hands over how to open one (this module does not import it back)."""
+
+    def commit(self, session: Session, new_messages: list[dict]) -> None: ...
+
+    def add_attachment(self, session_id: str, message_id: str, filename: str, media_type: str, data: bytes) -> dict: ...
+
+    def upsert_job(self, job: dict) -> None: ...
+
+    def close(self) -> None: ...
 
 
 def _backup_path(agent_dir: Path) -> Path:
@@ -102,7 +113,7 @@ def _read_old(path: Path) -> tuple[list[Session], list[tuple], list[dict]]:
         db.close()
 
 
-def convert(path: Path, open_store: type[SessionStore]) -> Path:
+def convert(path: Path, open_store: Callable[[Path], NewStore]) -> Path:
     """Convert the earlier cireil database at `path` in place; returns where the original file was kept."""
     agent_dir = path.parent
     backup = _backup_path(agent_dir)

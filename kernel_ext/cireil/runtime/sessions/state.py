@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ..toolkit.tool import Tool
+
+class Grantable(Protocol):
+    """What a session's grant reads of a tool (toolkit/tool.py's Tool): sessions sit below the tools."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def always_granted(self) -> bool: ...
 
 
 def platform_of(session_id: str) -> str:
@@ -56,7 +63,7 @@ class Session:
     # adapter does when a session connects; it is not written to sessions.db.
     grant: frozenset[str] | None = None
 
-    def allows(self, tool: Tool) -> bool:
+    def allows(self, tool: Grantable) -> bool:
         """Whether the grant lets a turn use `tool`; a tool declared `always_granted` (a way to end the turn) is
         never withheld."""
         return self.grant is None or tool.name in self.grant or tool.always_granted

@@ -35,6 +35,7 @@ from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
 from .messages import now_iso
+from .oldcireil import convert
 from .rowids import channel_for, id_problem, memory_id, meta_for_new, other_holders, stored_id
 from .sideindex import SideIndex, channel_of, preview_of, to_epoch
 from .sidestore import open_side
@@ -143,8 +144,6 @@ class SessionStore(SideIndex):
             raise SessionStoreError(f"{path}: cannot be opened: {exc}") from None
         if us.is_old_cireil(found, us.columns(db, "sessions") if "sessions" in found else []):
             db.close()
-            from .oldcireil import convert
-
             try:
                 backup = convert(path, type(self))
             except Exception as exc:
