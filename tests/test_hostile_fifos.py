@@ -51,13 +51,13 @@ def test_a_fifo_cron_toml_does_not_stop_the_runtime_loop(tmp_path):
     os.mkfifo(fifo)
     agent = cireil.load(agent_dir)
     try:
-        assert agent.engine.jobs.started
+        assert agent.jobs.started
         result = within(30, lambda: agent.call("list-dir", path="/workspace"), fifo)
         assert result.success
 
         def problems() -> list[str]:
-            agent.engine.jobs.reload()
-            return agent.engine.jobs.problems
+            agent.jobs.reload()
+            return agent.jobs.problems
 
         assert any("config/cron.toml" in p and "not a regular file" in p for p in within(30, problems, fifo))
     finally:

@@ -82,9 +82,9 @@ def setup(tmp_path, llm):
         (agent_dir / "config" / "cron.toml").write_text(cron_toml)
         agent = cireil.load(agent_dir)
         created.append(agent)
-        RUNTIME.run(agent.engine.jobs.aclose())  # stop the real-time loop started at load
+        RUNTIME.run(agent.jobs.aclose())  # stop the real-time loop started at load
         clock = Clock(local(2026, 1, 9, 8, 0))
-        agent.engine.jobs = runner = JobRunner(agent.engine, clock, manual=True)
+        agent.jobs = runner = JobRunner(agent.engine, clock, manual=True)
         runner.reload()
         return agent, runner, clock
 
@@ -295,10 +295,10 @@ def test_the_loop_on_the_runtime_runs_what_is_due_and_stops_with_the_agent(tmp_p
     (agent_dir / "config" / "cron.toml").write_text(EVERY.replace('target = "internal:inbox"\n', 'delivery = "none"\n'))
     agent = cireil.load(agent_dir)
     try:
-        assert agent.engine.jobs.started  # load started it because cron.toml exists
-        RUNTIME.run(agent.engine.jobs.aclose())
+        assert agent.jobs.started  # load started it because cron.toml exists
+        RUNTIME.run(agent.jobs.aclose())
         clock = Clock(local(2026, 1, 9, 8, 0))
-        runner = agent.engine.jobs = JobRunner(agent.engine, clock)
+        runner = agent.jobs = JobRunner(agent.engine, clock)
         runner.reload()
         clock.advance(3600)  # due: the loop's first round runs it
         llm.script(reply.tool_calls(("respond", {"content": "looped"})))
@@ -309,7 +309,7 @@ def test_the_loop_on_the_runtime_runs_what_is_due_and_stops_with_the_agent(tmp_p
         assert runner.last["hourly-sync"].text == "looped"
     finally:
         agent.close()
-    assert not agent.engine.jobs.started and len(llm.requests) == 1
+    assert not agent.jobs.started and len(llm.requests) == 1
 
 
 # -- the heartbeat -------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .engine.opened_files import OpenedFilesContext
     from .engine.toollint import Finding
     from .engine.turn import EventSink, TurnOutcome
+    from .jobs.job_runner import JobRunner
     from .recorder.model import RecordedTurn
     from .recorder.recording import Recording
     from .recorder.replay import ReplayResult
@@ -95,6 +96,7 @@ class Agent(McpInspection):
         self.store = store
         self._sessions: dict[str, Session] = {}  # live sessions: one object per id, shared by every user
         self._engine: Engine | None = None
+        self._jobs: JobRunner | None = None
         self._recording: Recording | None = None
         if isinstance(session, str):
             session = self._first_session(session)
@@ -132,8 +134,8 @@ class Agent(McpInspection):
         """cron.toml's jobs and heartbeat.toml's pulse run on the runtime loop once a file exists (re-read there)."""
         config = self.directory / "config"
         wanted = (config / "cron.toml").is_file() or (config / "heartbeat.toml").is_file()
-        if not self.closed and wanted and not self.engine.jobs.started:
-            self.engine.jobs.start()
+        if not self.closed and wanted and not self.jobs.started:
+            self.jobs.start()
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -252,7 +254,7 @@ class Agent(McpInspection):
     def _conversation(self) -> Conversation | None:
         if self.store is None:
             return None
-        events = self.engine._background_event if self._engine is not None else (lambda event: None)
+        events = self.engine.background_event if self._engine is not None else (lambda event: None)
         return Conversation(store=self.store, events=events, host=self)
 
     def tool_context(self, session: Session, conversation: Conversation | None) -> ToolContext:
@@ -425,6 +427,10 @@ class Agent(McpInspection):
             self._sessions[session_id] = found
         return found
 
+    def has_session(self, session_id: str) -> bool:
+        """Whether a session of that id is live here or kept in sessions.db, without creating it."""
+        return session_id in self._sessions or (self.store is not None and self.store.get(session_id) is not None)
+
     def _first_session(self, session_id: str) -> Session:
         """The session the agent starts in; when its row cannot be read (load reported why), an empty one
         that is never written over that row (the store refuses: the row is not what it was read from)."""
@@ -535,6 +541,19 @@ class Agent(McpInspection):
         return self._engine
 
     @property
+    def jobs(self) -> JobRunner:
+        """cron.toml's jobs and heartbeat.toml's pulse, run through the engine (the engine knows nothing of them)."""
+        if self._jobs is None:
+            from .jobs.job_runner import JobRunner
+
+            self._jobs = JobRunner(self.engine)
+        return self._jobs
+
+    @jobs.setter
+    def jobs(self, runner: JobRunner) -> None:  # a runner on another clock (tests drive time with one)
+        self._jobs = runner
+
+    @property
     def scheduler(self) -> Any:
         return self.engine.scheduler
 
@@ -587,6 +606,8 @@ class Agent(McpInspection):
         """Stop using this agent; its MCP connections are closed (their sessions deleted)."""
         if not self.closed:
             self.closed = True
+            if self._jobs is not None:  # its runs are turns of the engine: stopped before it
+                RUNTIME.run(self._jobs.aclose())
             if self._engine is not None:
                 RUNTIME.run(self._engine.aclose())
             close_mcp(self._snapshot.mcp)

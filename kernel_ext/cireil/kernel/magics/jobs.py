@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ...render.html import ERROR, FG_DIM, LINED, MONO, esc, frame, table
-from ..views.subcommands import _View
+from ..views.base import View
 
 if TYPE_CHECKING:
     from ...runtime.agent import Agent
@@ -25,7 +25,7 @@ def _when(value: object) -> str:
 
 
 @dataclass
-class JobsView(_View):
+class JobsView(View):
     rows: list[tuple[str, str, str, str, str]]  # id, schedule, next run, how, last result
     problems: list[str] = field(default_factory=list)
     one_shot: list[tuple[str, str]] = field(default_factory=list)  # schedule tool: id, at
@@ -52,7 +52,7 @@ class JobsView(_View):
 
 
 def jobs_view(agent: Agent) -> JobsView:
-    runner = agent.engine.jobs
+    runner = agent.jobs
     runner.reload()
     rows = []
     for job in runner.jobs:
@@ -79,7 +79,7 @@ def jobs_command(agent: Agent, job_id: str | None = None) -> None:
         return
     from ...runtime.base.loop import RUNTIME
 
-    runner = agent.engine.jobs
+    runner = agent.jobs
     runner.reload()
     if runner.job(job_id) is None and not (job_id == "heartbeat" and runner.heartbeat is not None):
         known = ", ".join([j.id for j in runner.jobs] + (["heartbeat"] if runner.heartbeat else [])) or "none"

@@ -112,9 +112,6 @@ class Engine:
         from .models import ModelCatalog
 
         self.models = ModelCatalog()  # the providers' model lists, asked once per load
-        from ..jobs.job_runner import JobRunner
-
-        self.jobs = JobRunner(self)  # config/cron.toml, on the runtime loop while the kernel lives
 
     # -- configuration ------------------------------------------------------------------------------
     def config(self) -> EngineConfig:
@@ -285,8 +282,9 @@ class Engine:
                 on_event = self.host.observe_turn(session.id, on_event)  # the turn recorder's tap
             make = client or self.client
             turn = Turn(
-                self,
                 session,
+                host=self.host,
+                build_request=self.build_request,
                 on_event=on_event,
                 provider=chosen,
                 model=model_name,
@@ -310,7 +308,8 @@ class Engine:
         """A turn is running (a main-session cron job is then skipped, as the original)."""
         return self._lock is not None and self._lock.locked()
 
-    def _background_event(self, event: dict) -> None:
+    def background_event(self, event: dict) -> None:
+        """An event of a turn nobody watches (scheduled, invoked, delivered): kept, and passed to on_background."""
         if event.get("type") in ("respond", "announce", "end", "notice"):
             self.background.append(event)
             del self.background[:-200]  # bounded: nobody may ever look
@@ -336,11 +335,11 @@ class Engine:
             session = self.host.session_for(session_id)
             user = msgs.user_message(prompt, invokedFrom=source) if source else msgs.user_message(prompt)
             try:
-                await self.run_turn(session, user, on_event=self._background_event)
+                await self.run_turn(session, user, on_event=self.background_event)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self._background_event({"type": "notice", "text": f"invoked turn in {session_id} failed: {exc}"})
+                self.background_event({"type": "notice", "text": f"invoked turn in {session_id} failed: {exc}"})
 
         self.spawn(invoked())
 
@@ -353,11 +352,10 @@ class Engine:
         session.history.append(message)
         if self.host.store is not None:
             self.host.store.commit(session, [message])
-        self._background_event({"type": "delivered", "sessionId": target, "fromSessionId": source, "content": content})
+        self.background_event({"type": "delivered", "sessionId": target, "fromSessionId": source, "content": content})
 
     async def aclose(self) -> None:
         self.scheduler.stop()
-        await self.jobs.aclose()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

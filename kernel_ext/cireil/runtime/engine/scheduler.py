@@ -15,11 +15,11 @@ from ..base.loop import RUNTIME
 from ..sessions import messages as msgs
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .runner import TurnRunner
 
 
 class Scheduler:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: TurnRunner) -> None:
         self.engine = engine
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self.started = False
@@ -92,5 +92,5 @@ class Scheduler:
             engine.deliver(target, text, source=f"cron:{engine.host.slug}:{job['id']}")
         except Exception:
             return False
-        engine._background_event({"type": "announce", "sessionId": target, "content": text, "jobId": job["id"]})
+        engine.background_event({"type": "announce", "sessionId": target, "content": text, "jobId": job["id"]})
         return True

@@ -15,7 +15,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..sessions import messages as msgs
 from ..sessions.state import not_granted
@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from ..config.engine_config import ModelConfig, ProviderConfig
     from ..sessions.state import Session
     from ..toolkit.tool import Tool
-    from .engine import Engine
+    from .host import TurnHost
     from .httpcall import HttpProvider
+    from .replytypes import ModelRequest
 
 EventSink = Callable[[dict], None]
 
@@ -37,6 +38,35 @@ NOT_DELIVERED = (
     "Your previous message was not delivered: text outside a respond call never reaches anyone. "
     "Call respond to send it, or no-response to end the turn without a message."
 )
+
+
+class StepRequest(Protocol):
+    """What a step uses of the request the engine prepared for it (engine.PreparedRequest)."""
+
+    @property
+    def model_request(self) -> ModelRequest: ...
+
+    @property
+    def estimate(self) -> int:
+        """The request's size in tokens, as estimated before it is sent."""
+
+    @property
+    def notes(self) -> list[str]:
+        """What the agent is told about the request's parts (opened files that vanished were closed)."""
+
+
+class RequestBuilder(Protocol):
+    """The engine's Engine.build_request: the next model request of a session, at each step of its turn."""
+
+    def __call__(
+        self,
+        session: Session,
+        provider: ProviderConfig,
+        model: str,
+        model_cfg: ModelConfig,
+        tools: dict[str, Tool],
+        disabled: set[str],
+    ) -> StepRequest: ...
 
 
 def breaker_notice(tool: str, count: int) -> str:
@@ -95,9 +125,10 @@ class Turn:
 
     def __init__(
         self,
-        engine: Engine,
         session: Session,
         *,
+        host: TurnHost,
+        build_request: RequestBuilder,
         on_event: EventSink,
         provider: ProviderConfig,
         model: str,
@@ -107,8 +138,8 @@ class Turn:
         notices: list[str],
         persist: bool = True,
     ) -> None:
-        self.engine = engine
-        self.host = engine.host  # the agent, through what a turn needs of it (host.py)
+        self.host = host  # the agent, through what a turn needs of it (host.py)
+        self.build_request = build_request
         self.persist = persist  # False: an isolated cron run, never written to sessions.db (as the original)
         self.session = session
         self.on_event = on_event
@@ -191,7 +222,7 @@ class Turn:
                 self.session.pending_media.clear()
                 if media is not None:
                     self._add(media)
-                request = self.engine.build_request(
+                request = self.build_request(
                     self.session, self.provider, self.model, self.model_cfg, self.tools, disabled
                 )
                 for note in request.notes:  # opened files that vanished were closed; the agent is told

@@ -1,8 +1,8 @@
 """config/cron.toml jobs as cireil runs them (upstream-formats §3.4), read from the checked file.
 
-The schema check itself (and its warnings) is original/unhonoured.py's; here a file that passed it becomes jobs.
-A file with any problem runs no job at all (as the original, whose scheduler stops on a parse error),
-and load says so at the file.
+The file is checked against the original's strict schema (cron_schema; original/unhonoured.py reports the
+same problems as load warnings), and a file that passed it becomes jobs. A file with any problem runs no
+job at all (as the original, whose scheduler stops on a parse error), and load says so at the file.
 """
 
 from __future__ import annotations
@@ -11,10 +11,25 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from ..base import params
+from ..config.checker import label
 from ..config.tomlsource import TomlSyntaxError, read_toml
 from .cronexpr import CronError, CronExpr
+from .schema import SECONDS, Report
 
 CRON_FILE = "config/cron.toml"
+_JOB_KEYS = (
+    "id",
+    "prompt",
+    "schedule",
+    "enabled",
+    "execution",
+    "delivery",
+    "target",
+    "model",
+    "provider",
+    "webhookUrl",
+)
 
 
 @dataclass(frozen=True)
@@ -61,16 +76,14 @@ def parse_at(text: str) -> datetime:
 
 def load_jobs(directory: Path) -> tuple[list[Job], list[str]]:
     """(the jobs, why the file runs none): any problem of the checked schema, or an unreadable schedule."""
-    from ..original.unhonoured import _cron_schema, _Report
-
     try:
         source = read_toml(directory, CRON_FILE)
     except (TomlSyntaxError, OSError) as exc:
         return [], [str(exc)]
     if source is None:
         return [], []
-    report = _Report(source)
-    _cron_schema(report)
+    report = Report(source)
+    cron_schema(report)
     problems = [str(i) for i in report.out]
     jobs: list[Job] = []
     seen: dict[str, int] = {}
@@ -106,3 +119,54 @@ def load_jobs(directory: Path) -> tuple[list[Job], list[str]]:
     if problems:
         return [], problems
     return jobs, []
+
+
+def cron_schema(report: Report) -> None:
+    """The original's schema of cron.toml: each problem is one it would refuse the file for."""
+    data = report.source.data
+    report.unknown(data, ("jobs",), ())
+    jobs = data.get("jobs", [])
+    if not isinstance(jobs, list):
+        report.refuse(("jobs",), "'jobs' must be an array of [[jobs]] tables")
+        return
+    for index, job in enumerate(jobs):
+        where = ("jobs", index)
+        if not isinstance(job, dict):
+            report.refuse(("jobs",), "each [[jobs]] entry must be a table")
+            continue
+        report.unknown(job, _JOB_KEYS, where)
+        report.text(job, "id", where, required=True)
+        report.text(job, "prompt", where, required=True)
+        _schedule(report, job, where)
+        report.flag(job, "enabled", where)
+        report.choice(job, "execution", where, ("isolated", "main"))
+        report.choice(job, "delivery", where, ("announce", "webhook", "none"))
+        for key in ("target", "model", "provider", "webhookUrl"):
+            report.text(job, key, where)
+
+
+def _schedule(report: Report, job: dict, where: tuple) -> None:
+    schedule = job.get("schedule")
+    if schedule is None:
+        report.refuse(where, f"'{label(*where, 'schedule')}' is required")
+        return
+    kinds = [k for k in ("every", "cron", "at") if isinstance(schedule, dict) and k in schedule]
+    if not isinstance(schedule, dict) or len(kinds) != 1 or len(schedule) != 1:
+        report.refuse(
+            (*where, "schedule"), '\'schedule\' must be exactly one of {every = N}, {cron = "..."}, {at = "..."}'
+        )
+        return
+    value = schedule[kinds[0]]
+    spec = SECONDS if kinds[0] == "every" else params.String(min_length=1)
+    if not report.value((*where, "schedule", kinds[0]), value, spec)[0]:
+        return
+    if kinds[0] == "cron":
+        try:
+            CronExpr.parse(value)
+        except CronError as exc:
+            report.refuse((*where, "schedule"), f"cron expression: {exc}")
+    elif kinds[0] == "at":
+        try:
+            parse_at(value)
+        except ValueError:
+            report.refuse((*where, "schedule"), f"'at' {value!r} is not a date cireil can read (use ISO 8601)")

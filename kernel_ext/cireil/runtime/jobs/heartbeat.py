@@ -4,7 +4,8 @@ A pulse runs every `interval` seconds (the first one interval after the start) i
 session, only within `activeHours` (HH:MM in an IANA zone; a window may wrap midnight; end "00:00"
 is the end of the day; an unknown zone lets the pulse run), only when tasks/HEARTBEAT.md has content,
 and never while another turn runs. Its prompt is not kept in the history. A reply of exactly
-HEARTBEAT_OK is shown only with `showOk`, any other only with `showAlerts`.
+HEARTBEAT_OK is shown only with `showOk`, any other only with `showAlerts`. A file the original's schema
+refuses (heartbeat_schema) does not pulse at all.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from pathlib import Path
 
 from ..config.tomlsource import TomlSyntaxError, read_toml
 from ..files.paths import read_agent_file
+from .schema import SECONDS, Report
 
 HEARTBEAT_FILE = "config/heartbeat.toml"
+_HEARTBEAT_KEYS = ("enabled", "interval", "target", "model", "provider", "activeHours", "visibility")
 TASKS_FILE = "tasks/HEARTBEAT.md"
 OK_REPLY = "HEARTBEAT_OK"
 # cireil's wording (the original's prompt text is not part of the shared formats)
@@ -69,16 +72,14 @@ def _minutes(text: str) -> int | None:
 
 def load_heartbeat(directory: Path) -> tuple[Heartbeat | None, list[str]]:
     """(the heartbeat, why it does not run): None without a file; a file with any problem runs nothing."""
-    from ..original.unhonoured import _heartbeat_schema, _Report
-
     try:
         source = read_toml(directory, HEARTBEAT_FILE)
     except (TomlSyntaxError, OSError) as exc:
         return None, [str(exc)]
     if source is None:
         return None, []
-    report = _Report(source)
-    _heartbeat_schema(report)
+    report = Report(source)
+    heartbeat_schema(report)
     if report.out:
         return None, [str(i) for i in report.out]
     data = source.data
@@ -99,6 +100,33 @@ def load_heartbeat(directory: Path) -> tuple[Heartbeat | None, list[str]]:
         ),
         [],
     )
+
+
+def heartbeat_schema(report: Report) -> None:
+    """The original's schema of heartbeat.toml: each problem is one it would refuse the file for."""
+    data = report.source.data
+    report.unknown(data, _HEARTBEAT_KEYS, ())
+    report.flag(data, "enabled", ())
+    if "interval" in data:
+        report.value(("interval",), data["interval"], SECONDS)
+    for key in ("target", "model", "provider"):
+        report.text(data, key, ())
+    hours = data.get("activeHours")
+    if hours is not None:
+        if not isinstance(hours, dict):
+            report.refuse(("activeHours",), "'activeHours' must be a table {start, end, timezone}")
+        else:
+            report.unknown(hours, ("start", "end", "timezone"), ("activeHours",))
+            for key in ("start", "end", "timezone"):
+                report.text(hours, key, ("activeHours",), required=True)
+    visibility = data.get("visibility")
+    if visibility is not None:
+        if not isinstance(visibility, dict):
+            report.refuse(("visibility",), "'visibility' must be a table {showAlerts, showOk, useIndicator}")
+        else:
+            report.unknown(visibility, ("showAlerts", "showOk", "useIndicator"), ("visibility",))
+            for key in ("showAlerts", "showOk", "useIndicator"):
+                report.flag(visibility, key, ("visibility",))
 
 
 def tasks_text(directory: Path) -> str:

@@ -9,6 +9,8 @@ target session (skipped while another turn runs) and is saved there. The result 
 target, POSTed to `webhookUrl`, or dropped; an engine failure is delivered as `⚠️ Engine error: ...`.
 The schedule tool's one-shot jobs (sessions.db) stay with engine/scheduler.py. The heartbeat
 (heartbeat.toml, see heartbeat.py) pulses from the same loop, as job id "heartbeat" in its lists.
+The Agent makes and closes the runner (Agent.jobs); the engine, a floor below, only runs the turns it
+asks for, through engine/runner.py's protocol.
 
 The clock is injectable and `tick(now)` does one round, so tests drive time instead of waiting.
 """
@@ -31,7 +33,7 @@ from .config import CRON_FILE, Job, load_jobs
 from .heartbeat import HEARTBEAT_FILE, OK_REPLY, PROMPT, Heartbeat, load_heartbeat, tasks_text
 
 if TYPE_CHECKING:
-    from ..engine.engine import Engine
+    from ..engine.runner import TurnRunner
 
 WEBHOOK_TIMEOUT_S = 30.0
 _MAX_SLEEP_S = 30.0  # the loop looks at the files (and the clock) at least this often
@@ -50,7 +52,7 @@ class RunRecord:
 
 
 class JobRunner:
-    def __init__(self, engine: Engine, clock: Callable[[], datetime] = local_now, *, manual: bool = False) -> None:
+    def __init__(self, engine: TurnRunner, clock: Callable[[], datetime] = local_now, *, manual: bool = False) -> None:
         self.engine = engine
         self.clock = clock
         self.manual = manual  # a test (or a caller with its own clock) drives tick(); start() then does nothing
@@ -210,7 +212,7 @@ class JobRunner:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a scheduler bug must not end the loop silently
-                self.engine._background_event({"type": "notice", "text": f"cron.toml scheduler: {exc}"})
+                self.engine.background_event({"type": "notice", "text": f"cron.toml scheduler: {exc}"})
             now = self.clock()
             upcoming = [at for at in self.next.values() if at is not None]
             wait = min([(at - now).total_seconds() for at in upcoming] + [_MAX_SLEEP_S])
@@ -237,7 +239,7 @@ class JobRunner:
         return target
 
     def _notice(self, text: str) -> None:
-        self.engine._background_event({"type": "notice", "text": text})
+        self.engine.background_event({"type": "notice", "text": text})
 
     async def run(self, job: Job) -> RunRecord:
         engine = self.engine
@@ -257,7 +259,7 @@ class JobRunner:
                 return self._record(job, "", False)
             try:
                 outcome = await engine.run_turn(
-                    host.session_for(target), user, on_event=engine._background_event, **options
+                    host.session_for(target), user, on_event=engine.background_event, **options
                 )
             except asyncio.CancelledError:
                 raise
@@ -325,7 +327,7 @@ class JobRunner:
         if visible:
             for event in events:
                 if event.get("type") == "respond":
-                    engine._background_event(event)
+                    engine.background_event(event)
         return self._record(PULSE, text, True)
 
     async def _deliver(self, job: Job, text: str) -> None:
@@ -341,7 +343,7 @@ class JobRunner:
             self._notice(f"cron job '{job.id}': cireil has no Discord channel; not announced to {target}: {text}")
             return
         self.engine.deliver(target, text, source=self._source(job))
-        self.engine._background_event({"type": "announce", "sessionId": target, "content": text, "jobId": job.id})
+        self.engine.background_event({"type": "announce", "sessionId": target, "content": text, "jobId": job.id})
 
     async def _webhook(self, job: Job, text: str) -> None:
         if not job.webhook_url:

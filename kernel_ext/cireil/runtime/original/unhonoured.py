@@ -3,73 +3,25 @@ dry-run, with its file, its line and what cireil does instead. Nothing a user wr
 
 Each file is also checked against the original's strict schema (upstream-formats §3.4–3.7), so a file
 that would break the original is reported even though cireil does not use it. These are warnings:
-cireil runs without them, and an agent shared with the original keeps working in cireil.
+cireil runs without them, and an agent shared with the original keeps working in cireil. The schemas of
+cron.toml and heartbeat.toml belong to the job runner, which runs only what passes them (jobs/config.py,
+jobs/heartbeat.py); here their problems are reported with the rest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ..base import params
 from ..base.errors import ConfigIssue
-from ..config.checker import Checker, label
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
+from ..jobs.config import CRON_FILE, cron_schema
+from ..jobs.heartbeat import HEARTBEAT_FILE, TASKS_FILE, heartbeat_schema, tasks_text
+from ..jobs.schema import Report
 
-CRON_FILE = "config/cron.toml"
-HEARTBEAT_FILE = "config/heartbeat.toml"
 SUMMARIZATION_FILE = "config/summarization.toml"
 CHANNELS_DIR = "config/channels"
-REFUSES = "the original CireilClaw refuses this file: "
-
-_JOB_KEYS = (
-    "id",
-    "prompt",
-    "schedule",
-    "enabled",
-    "execution",
-    "delivery",
-    "target",
-    "model",
-    "provider",
-    "webhookUrl",
-)
-_SECONDS = params.Integer(minimum=60, description="a whole number of seconds")
 DISCORD_KEYS = ("token", "ownerId", "timeout", "access", "directMessages", "trustedUsers")  # runtime_root.py too
-_HEARTBEAT_KEYS = ("enabled", "interval", "target", "model", "provider", "activeHours", "visibility")
-
-
-class _Report(Checker):
-    """Warnings for one file: schema problems say the original refuses it; notes say what cireil does."""
-
-    def __init__(self, source: TomlSource) -> None:
-        super().__init__(source, severity="warning", prefix=REFUSES)
-        self.out = self.issues
-
-    def refuse(self, path: tuple, message: str) -> None:
-        self.fail(path, message)
-
-    def note(self, path: tuple, message: str) -> None:
-        self.out.append(self.source.issue(path, message, "warning"))
-
-    def unknown(self, table: Any, allowed: Sequence[str], where: tuple = (), **hints: str) -> list[str]:
-        return super().unknown(table, allowed, where, **hints) if isinstance(table, dict) else []
-
-    def text(self, table: dict, key: str, where: tuple, *, required: bool = False) -> None:
-        if key not in table:
-            if required:
-                self.refuse(where, f"'{label(*where, key)}' is required")
-            return
-        self.value((*where, key), table[key], params.String(min_length=1))
-
-    def choice(self, table: dict, key: str, where: tuple, values: tuple[str, ...]) -> None:
-        if key in table:
-            self.value((*where, key), table[key], params.String(enum=values))
-
-    def flag(self, table: dict, key: str, where: tuple) -> None:
-        if key in table:
-            self.value((*where, key), table[key], params.Boolean())
 
 
 def _read(directory: Path, rel: str) -> TomlSource | ConfigIssue | None:
@@ -91,10 +43,10 @@ def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[Confi
     original's `run` refuse discord.toml (unreadable, token, ownerId, unknown keys)."""
     out: list[ConfigIssue] = []
 
-    def cron(report: _Report) -> None:
+    def cron(report: Report) -> None:
         _cron(report, in_root)
 
-    def heartbeat(report: _Report) -> None:
+    def heartbeat(report: Report) -> None:
         _heartbeat(report, directory, in_root)
 
     for rel, check in ((CRON_FILE, cron), (HEARTBEAT_FILE, heartbeat), (SUMMARIZATION_FILE, _summarization)):
@@ -102,7 +54,7 @@ def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[Confi
         if isinstance(found, ConfigIssue):
             out.append(found)
         elif found is not None:
-            report = _Report(found)
+            report = Report(found)
             check(report)
             out += report.out
     out += _channels(directory, in_root)
@@ -165,8 +117,8 @@ def _codex_login(source: TomlSource, directory: Path, name: str, table: dict) ->
     return []
 
 
-def _cron(report: _Report, in_root: bool = False) -> None:
-    _cron_schema(report)
+def _cron(report: Report, in_root: bool = False) -> None:
+    cron_schema(report)
     if report.out:
         report.note((), "no job of this file runs until the problems above are fixed")
         return
@@ -188,64 +140,8 @@ def _cron(report: _Report, in_root: bool = False) -> None:
         )
 
 
-def _cron_schema(report: _Report) -> None:
-    data = report.source.data
-    report.unknown(data, ("jobs",), ())
-    jobs = data.get("jobs", [])
-    if not isinstance(jobs, list):
-        report.refuse(("jobs",), "'jobs' must be an array of [[jobs]] tables")
-        return
-    for index, job in enumerate(jobs):
-        where = ("jobs", index)
-        if not isinstance(job, dict):
-            report.refuse(("jobs",), "each [[jobs]] entry must be a table")
-            continue
-        report.unknown(job, _JOB_KEYS, where)
-        report.text(job, "id", where, required=True)
-        report.text(job, "prompt", where, required=True)
-        _schedule(report, job, where)
-        report.flag(job, "enabled", where)
-        report.choice(job, "execution", where, ("isolated", "main"))
-        report.choice(job, "delivery", where, ("announce", "webhook", "none"))
-        for key in ("target", "model", "provider", "webhookUrl"):
-            report.text(job, key, where)
-
-
-def _schedule(report: _Report, job: dict, where: tuple) -> None:
-    schedule = job.get("schedule")
-    if schedule is None:
-        report.refuse(where, f"'{label(*where, 'schedule')}' is required")
-        return
-    kinds = [k for k in ("every", "cron", "at") if isinstance(schedule, dict) and k in schedule]
-    if not isinstance(schedule, dict) or len(kinds) != 1 or len(schedule) != 1:
-        report.refuse(
-            (*where, "schedule"), '\'schedule\' must be exactly one of {every = N}, {cron = "..."}, {at = "..."}'
-        )
-        return
-    value = schedule[kinds[0]]
-    spec = _SECONDS if kinds[0] == "every" else params.String(min_length=1)
-    if not report.value((*where, "schedule", kinds[0]), value, spec)[0]:
-        return
-    if kinds[0] == "cron":
-        from ..jobs.cronexpr import CronError, CronExpr
-
-        try:
-            CronExpr.parse(value)
-        except CronError as exc:
-            report.refuse((*where, "schedule"), f"cron expression: {exc}")
-    elif kinds[0] == "at":
-        from ..jobs.config import parse_at
-
-        try:
-            parse_at(value)
-        except ValueError:
-            report.refuse((*where, "schedule"), f"'at' {value!r} is not a date cireil can read (use ISO 8601)")
-
-
-def _heartbeat(report: _Report, directory: Path, in_root: bool) -> None:
-    from ..jobs.heartbeat import TASKS_FILE, tasks_text
-
-    _heartbeat_schema(report)
+def _heartbeat(report: Report, directory: Path, in_root: bool) -> None:
+    heartbeat_schema(report)
     if report.out:
         report.note((), "the heartbeat does not run until the problems above are fixed")
         return
@@ -261,33 +157,7 @@ def _heartbeat(report: _Report, directory: Path, in_root: bool) -> None:
         )
 
 
-def _heartbeat_schema(report: _Report) -> None:
-    data = report.source.data
-    report.unknown(data, _HEARTBEAT_KEYS, ())
-    report.flag(data, "enabled", ())
-    if "interval" in data:
-        report.value(("interval",), data["interval"], _SECONDS)
-    for key in ("target", "model", "provider"):
-        report.text(data, key, ())
-    hours = data.get("activeHours")
-    if hours is not None:
-        if not isinstance(hours, dict):
-            report.refuse(("activeHours",), "'activeHours' must be a table {start, end, timezone}")
-        else:
-            report.unknown(hours, ("start", "end", "timezone"), ("activeHours",))
-            for key in ("start", "end", "timezone"):
-                report.text(hours, key, ("activeHours",), required=True)
-    visibility = data.get("visibility")
-    if visibility is not None:
-        if not isinstance(visibility, dict):
-            report.refuse(("visibility",), "'visibility' must be a table {showAlerts, showOk, useIndicator}")
-        else:
-            report.unknown(visibility, ("showAlerts", "showOk", "useIndicator"), ("visibility",))
-            for key in ("showAlerts", "showOk", "useIndicator"):
-                report.flag(visibility, key, ("visibility",))
-
-
-def _summarization(report: _Report) -> None:
+def _summarization(report: Report) -> None:
     data = report.source.data
     report.unknown(data, ("provider", "model"), ())
     for key in ("provider", "model"):
@@ -315,7 +185,7 @@ def _channels(directory: Path, in_root: bool) -> list[ConfigIssue]:
             continue
         if found is None:
             continue
-        report = _Report(found)
+        report = Report(found)
         if path.stem == "discord":
             _discord(report, in_root)
             report.note((), "has no effect here: cireil has no Discord channel (the original's `run` uses it)")
@@ -328,7 +198,7 @@ def _channels(directory: Path, in_root: bool) -> list[ConfigIssue]:
     return out
 
 
-def _discord(report: _Report, in_root: bool) -> None:
+def _discord(report: Report, in_root: bool) -> None:
     data = report.source.data
     if not in_root:
         report.unknown(data, DISCORD_KEYS, ())

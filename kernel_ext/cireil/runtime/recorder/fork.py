@@ -18,9 +18,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..agent import Agent
     from ..engine.engine import Engine
     from ..engine.turn import EventSink, TurnOutcome
+    from .host import ForkHost
     from .model import RecordedTurn
 
 END_CALL_ID = "call_fork_end"  # the no-response an offline fork ends with when the recorded replies run out
@@ -76,16 +76,16 @@ class RecordedClient:
         return ModelReply(msgs.assistant_message(parts), usage, recorded.get("finish_reason") or "tool_calls", body)
 
 
-def _session_id(agent: Agent, turn: RecordedTurn, step: int) -> str:
+def _session_id(agent: ForkHost, turn: RecordedTurn, step: int) -> str:
     base = f"notebook:fork-{turn.id}-{step}"
     candidate, n = base, 1
-    while candidate in agent._sessions or (agent.store is not None and agent.store.get(candidate) is not None):
+    while agent.has_session(candidate):
         n += 1
         candidate = f"{base}-{n}"
     return candidate
 
 
-def fork(agent: Agent, turn: RecordedTurn, step: int, **options: Any) -> TurnOutcome:
+def fork(agent: ForkHost, turn: RecordedTurn, step: int, **options: Any) -> TurnOutcome:
     """`fork_turn` run to its end on the runtime loop; `options` are its keyword arguments."""
     from ..base.loop import RUNTIME
 
@@ -93,7 +93,7 @@ def fork(agent: Agent, turn: RecordedTurn, step: int, **options: Any) -> TurnOut
 
 
 def fork_turn(
-    agent: Agent,
+    agent: ForkHost,
     turn: RecordedTurn,
     step: int,
     *,

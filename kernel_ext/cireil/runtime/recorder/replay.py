@@ -30,10 +30,10 @@ from ..base.loop import RUNTIME
 from ..files.agentcopy import copy_agent_tree
 
 if TYPE_CHECKING:
-    from ..agent import Agent
     from ..engine.engine import Engine
     from ..engine.host import TurnHost
     from ..engine.turn import TurnOutcome
+    from .host import ReplayHost
     from .model import RecordedTurn
 
 LEFT_BEHIND = ("sessions.db*", "cireil-side.db*", "cireil-recordings.db*", ".cireil-tmp-*")
@@ -189,8 +189,9 @@ def _point_engine_at(directory: Path, base_url: str) -> None:
     path.write_text(tomlkit.dumps(doc), encoding="utf-8")
 
 
-def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> ReplayResult:
-    """Re-run `turn` with its recorded replies; see the module's docstring."""
+def replay(agent: ReplayHost, turn: RecordedTurn, *, in_place: bool = False) -> ReplayResult:
+    """Re-run `turn` with its recorded replies; see the module's docstring. The throwaway copy is loaded
+    by the agent's own class, with its Python tools."""
     from ...testing.scripted_llm import ScriptedLLM, reply
 
     started = time.perf_counter()
@@ -201,10 +202,8 @@ def replay(agent: Agent, turn: RecordedTurn, *, in_place: bool = False) -> Repla
         if in_place:
             target = agent
         else:
-            import cireil
-
             directory = offline_copy(agent.directory, llm.base_url, tmp)
-            target = cireil.load(directory, tools=list(agent.extra_tools.values()))
+            target = type(agent).load(directory, tools=list(agent.extra_tools.values()))
         try:
             invalid = invalid_calls(target, turn)
             events: list[dict] = []
