@@ -16,7 +16,7 @@ from turnkit import turn_agent
 HELPERS = """\
 import json, time
 import cireil
-from cireil.kernel.magics.stepmode import LIVE
+from cireil.kernel.magics.liveturns import LIVE
 
 def step_view():
     return LIVE[id(cireil.current_agent())]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import display, tunables
 from .magics import magictable
+from .magics.liveturns import forget_interrupts
 from .magics.subcommands import CireilMagics
 
 if TYPE_CHECKING:
@@ -83,8 +84,7 @@ def unload_ipython_extension(ip: Any) -> None:
         if agent_fn is not None:
             magictable.remove(ip, AGENT_MAGIC, agent_fn)
         controller.close()
-    if "cireil.kernel.magics.stepmode" in sys.modules:  # step mode was used: its interrupt handler goes too
-        sys.modules["cireil.kernel.magics.stepmode"].forget_interrupts(ip)
+    forget_interrupts(ip)  # step mode's interrupt handler, if it was used, goes too
     display.without_widgets(ip)  # the printers stay: the Python API's results render rich without the extension
     RUNTIME.stop()
 

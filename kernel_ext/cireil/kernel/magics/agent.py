@@ -16,8 +16,6 @@ from __future__ import annotations
 import base64
 import html
 import mimetypes
-import re
-import sys
 from argparse import Namespace
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +25,8 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ... import commands
-from ...runtime.scaffold import is_demo_copy
+from ..views.agentname import display_name
+from .liveturns import BUSY, live_step_turn
 from .toolargs import tokenize
 
 if TYPE_CHECKING:
@@ -59,13 +58,6 @@ class Staged:
 
 # files uploaded with `%cireil attach`, per shell, taken by the next %%cireil_agent
 STAGED: dict[int, list[Staged]] = {}
-
-DEMO_NAME = "Wren"  # what the demo's identity block and the tutorials call the bundled demo agent
-
-
-def display_name(agent: Agent) -> str:
-    """The name chat bubbles give the agent: "Wren" for a demo copy, the slug for any other agent."""
-    return DEMO_NAME if is_demo_copy(agent.directory) else agent.slug
 
 
 def _read_attachments(paths: list[str]) -> list[Staged]:
@@ -106,20 +98,12 @@ def _store_attachments(agent: Agent, session_id: str, message: dict, files: list
             message["content"].append({"type": "image", "mediaType": f.media_type, "data": data})
 
 
-def live_step_turn(agent: Agent) -> Any:
-    """The agent's live `--step` turn (stepmode.StepTurn), or None; imports nothing (ipywidgets loads late)."""
-    module = sys.modules.get(f"{__package__}.stepmode")
-    return module.LIVE.get(id(agent)) if module is not None else None
-
-
 def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0) -> None:
     from ...runtime.sessions import messages
     from ..views.turn import TurnView
 
     options = parse_agent_line(line)
     if live_step_turn(agent) is not None:  # this turn would wait for it, and no click reaches a waiting cell
-        from .stepmode import BUSY
-
         raise UsageError(BUSY)
     text = (cell or "").strip()
     files = _read_attachments(options["attach"]) + STAGED.get(shell_key, [])
@@ -148,33 +132,6 @@ def run_agent_cell(agent: Agent, line: str, cell: str | None, shell_key: int = 0
         return
     view = TurnView(agent)
     view.run(message, **turn_options)
-
-
-def engine_help(agent: Agent, exc: Exception) -> str:
-    """For a turn that could not reach a model: where engine.toml is, and the exact next step."""
-    from ...runtime.config.engine_config import ENGINE_FILE, MissingApiKey
-
-    if not isinstance(exc, MissingApiKey) and ENGINE_FILE not in str(exc):
-        return ""
-    path = agent.directory / ENGINE_FILE
-    where = f"\nThe file is {path}"
-    if is_demo_copy(agent.directory):
-        where += " — the throwaway copy `%cireil load --demo` made, deleted when the kernel stops."
-    named = re.search(r"environment variable (\S+), which", str(exc))
-    key = (
-        f"set the key in a cell (import os; os.environ[{named.group(1)!r}] = '...') and run this cell again"
-        if named
-        else f"fix {path} and run this cell again"
-    )
-    return (
-        f"{where}\nNext step: {key} — or, with no key or network, run the offline stand-in model the way tutorial 06"
-        " (notebooks/06-agent-turns.ipynb, section 1) does:\n"
-        "    from cireil.testing.scripted_llm import ScriptedLLM\n"
-        "    from cireil.testing.demo_model import wren\n"
-        "    llm = ScriptedLLM(default=wren).start()\n"
-        f"  then write a [local] provider table (apiBase = llm.base_url, defaultModel, isGlobalDefault = true)"
-        f" into {path} in place of [default]."
-    )
 
 
 def attach_widget(shell_key: int) -> Any:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ...render.html import ERROR, FG_DIM, LINED, MONO, OK, esc, frame, table
-from ..views.subcommands import _View
+from ..views.base import View
 
 if TYPE_CHECKING:
     from ...runtime.agent import Agent
@@ -59,7 +59,7 @@ def apply_rule_options(agent: Agent, acting: RuleContext | object | None) -> Non
 
 
 @dataclass
-class ConditionsView(_View):
+class ConditionsView(View):
     """The rules of config/conditions.toml as one session sees them."""
 
     agent: Agent

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from IPython.display import display
 
 from ...render.html import ERROR, FG_DIM, LINED, MONO, esc, frame, table
-from ..views.subcommands import _View
+from ..views.base import View
 
 if TYPE_CHECKING:
     from ...runtime.agent import Agent
@@ -35,7 +35,7 @@ def model_lists(agent: Agent) -> tuple[list[ModelList], str, str]:
 
 
 @dataclass
-class ModelsView(_View):
+class ModelsView(View):
     lists: list[ModelList]
     default_provider: str
     default_model: str

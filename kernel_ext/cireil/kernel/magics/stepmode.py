@@ -4,12 +4,8 @@ Mock result buttons.
 The cell starts the turn and returns at once. Under ipykernel a button click is a comm message on the
 shell channel, handled only between cells: a cell that waited for a click would wait forever. So the turn
 runs on cireil's runtime thread, its events are drawn into widgets by a thread of its own, and each tool
-call waits on the runtime loop (never on the kernel) until a click settles it.
-
-Ending it early: the Stop button, `%cireil stop`, or a kernel interrupt (■) while no cell runs. Each cancels
-the turn, which keeps its last complete step, as any interrupted turn does. Between cells the kernel ignores
-SIGINT; ipykernel re-installs `kernel.saved_sigint_handler` after every message, so cireil puts its own
-handler there: with no step-mode turn live it does nothing, as before.
+call waits on the runtime loop (never on the kernel) until a click settles it. Which turn is live, and how
+one ends early (Stop, `%cireil stop`, a kernel interrupt), is liveturns.py's.
 """
 
 from __future__ import annotations
@@ -18,7 +14,6 @@ import asyncio
 import concurrent.futures
 import json
 import queue
-import signal
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,21 +27,16 @@ from ...runtime.engine.toolhook import ToolDecision
 from ..gone import mark
 from ..outputs import display_output
 from ..views.turn import TurnView
+from .enginehelp import engine_help
+from .liveturns import BUSY, END_WAIT_S, LIVE, hear_interrupts
 
 if TYPE_CHECKING:
     from ...runtime.agent import Agent
     from ...runtime.base.loop import Submitted
     from ..forms.schema_widgets import SchemaWidget
 
-# id(agent) -> its live step-mode turn: one at a time, as the engine runs one turn at a time anyway
-LIVE: dict[int, StepTurn] = {}
-BUSY = (
-    "a step-mode turn of this agent is still live in an earlier cell: settle its pending call with the buttons,"
-    " or end it with its Stop button or `%cireil stop`"
-)
 _DRAIN_S = 0.25
 ARGUMENTS_SHOWN = 20_000  # characters of a pending call's arguments drawn (a write of a whole file is big)
-_END_WAIT_S = 10.0
 
 # what the turn view says of a call the person did not simply approve
 _SAID = {
@@ -209,15 +199,13 @@ class StepTurn(W.VBox):
         self.stop_button.layout.display = "none"  # nothing left to stop; the status line says how it ended
         stopped = False
         try:
-            submitted.result(timeout=_END_WAIT_S)
+            submitted.result(timeout=END_WAIT_S)
         except concurrent.futures.CancelledError:
             stopped = True
         except concurrent.futures.TimeoutError:
             pass  # its end is drawn; the task's last cleanup is still running
         except Exception as exc:
             if self.outcome is None:  # the turn never started: say why, as the cell would have
-                from .agent import engine_help
-
                 text = f"the turn could not start: {exc}{engine_help(self.agent, exc)}"
                 self.view._show(chat.notice_line(text))
         outcome = self.outcome
@@ -421,56 +409,6 @@ def start_step_turn(agent: Agent, message: dict, **options: Any) -> StepTurn:
     if id(agent) in LIVE:
         raise UsageError(BUSY)
     turn = StepTurn(agent)
-    _hear_interrupts()
+    hear_interrupts()
     turn.start(message, **options)
     return turn
-
-
-def stop_step_turn(agent: Agent) -> None:
-    """`%cireil stop`: end the agent's live step-mode turn at its last complete step."""
-    turn = LIVE.get(id(agent))
-    if turn is None or turn.submitted is None:  # said, not raised: "make sure nothing waits" is a fine thing to ask
-        print("no step-mode turn is live: nothing to stop (%cireil stop ends one started with %%cireil_agent --step)")
-        return
-    turn.submitted.cancel_and_wait()
-    turn.wait(_END_WAIT_S)
-    print(f"stopped the step-mode turn of session {agent.session.id}: the session keeps its last complete step")
-
-
-def stop_all(agent: Agent) -> None:
-    """The agent is closing (another load, the extension unloaded): its live step-mode turn ends first."""
-    turn = LIVE.get(id(agent))
-    if turn is not None and turn.submitted is not None:
-        turn.submitted.cancel_and_wait()
-        turn.wait(_END_WAIT_S)
-
-
-def _hear_interrupts() -> None:
-    """Let a kernel interrupt between cells reach live step-mode turns (see the module's docstring)."""
-    from IPython import get_ipython
-
-    kernel = getattr(get_ipython(), "kernel", None)
-    if kernel is None or not hasattr(kernel, "saved_sigint_handler"):
-        return  # not ipykernel, or one that no longer works this way: Stop and %cireil stop still do
-    previous = kernel.saved_sigint_handler
-    if getattr(previous, "cireil_step_mode", False):
-        return
-
-    def on_interrupt(signum: int, frame: Any) -> None:
-        for turn in list(LIVE.values()):  # only the cancel here: the drawing thread shows how it ended
-            if turn.submitted is not None:
-                turn.submitted.cancel()
-        if callable(previous) and previous is not signal.default_int_handler:
-            previous(signum, frame)  # someone else's idle handler keeps working
-
-    on_interrupt.cireil_step_mode = True  # type: ignore[attr-defined]
-    on_interrupt.previous = previous  # type: ignore[attr-defined]
-    kernel.saved_sigint_handler = on_interrupt
-
-
-def forget_interrupts(ip: Any) -> None:
-    """The extension is unloaded: the kernel gets back the idle SIGINT handler it had before step mode."""
-    kernel = getattr(ip, "kernel", None)
-    handler = getattr(kernel, "saved_sigint_handler", None)
-    if getattr(handler, "cireil_step_mode", False):
-        kernel.saved_sigint_handler = handler.previous

@@ -16,22 +16,13 @@ from IPython.display import display
 
 from ...runtime.base.errors import CireilError
 from ..views.subcommands import CommandHelp, DryRunView, HelpText, SessionCard
+from .liveturns import stop_all, stop_step_turn
 from .toolargs import tokenize
 from .tools import ToolMagics
 
 if TYPE_CHECKING:
     from ...runtime.agent import Agent
     from ...runtime.toolkit.tool import Tool
-
-
-def _stop_step_turn(agent: Agent) -> None:
-    """A live step-mode turn ends before its agent closes (it would otherwise wait on a closed agent)."""
-    from .agent import live_step_turn
-
-    if live_step_turn(agent) is not None:
-        from .stepmode import stop_all
-
-        stop_all(agent)
 
 
 class CireilMagics:
@@ -110,7 +101,7 @@ class CireilMagics:
         STAGED.pop(id(self.shell), None)
         self.tool_magics.clear()
         if self.agent is not None:
-            _stop_step_turn(self.agent)
+            stop_all(self.agent)
             self.agent.close()
             self.agent = None
 
@@ -141,7 +132,7 @@ class CireilMagics:
         except ValueError as exc:  # two Python tools with one name, or one named like a built-in
             raise UsageError(f"--tools {o.tools}: {exc}") from None
         if self.agent is not None:
-            _stop_step_turn(self.agent)
+            stop_all(self.agent)
             self.agent.close()
         self.agent = agent
         self.tool_magics.sync()
@@ -237,8 +228,6 @@ class CireilMagics:
         show_steps(self.require_agent(), o.turn)
 
     def stop(self, o: Namespace) -> None:
-        from .stepmode import stop_step_turn
-
         stop_step_turn(self.require_agent())
 
     def replay(self, o: Namespace) -> None:
@@ -280,7 +269,8 @@ class CireilMagics:
     def agent_cell(self, line: str, cell: str | None = None) -> None:
         """%%cireil_agent [--session NAME] [--attach PATH] [--step]: the cell is a message to the agent; its turn
         shows live (--step: it pauses before each tool call for Approve / Edit arguments / Skip / Mock result)."""
-        from .agent import engine_help, run_agent_cell
+        from .agent import run_agent_cell
+        from .enginehelp import engine_help
 
         agent = self.require_agent()
         try:

@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ...render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, code, esc, frame
-from .subcommands import _View
+from .base import View
 
 if TYPE_CHECKING:
     from ...runtime.evals.report import Cell, EvalReport
@@ -29,7 +29,7 @@ TURNS_LIMIT = 2_000_000
 
 
 @dataclass
-class EvalGrid(_View):
+class EvalGrid(View):
     """The grid of one eval, as far as it got; text/plain is what the CLI prints."""
 
     report: EvalReport

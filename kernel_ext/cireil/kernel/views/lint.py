@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...render.html import ERROR, FG_DIM, MONO, OK, WARN, esc, frame
-from .subcommands import _View
+from .base import View
 
 if TYPE_CHECKING:
     from ...runtime.engine.toollint import Finding
@@ -55,7 +55,7 @@ def lint_html(findings: list[Finding]) -> str:
 
 
 @dataclass
-class LintView(_View):
+class LintView(View):
     """`%cireil tools --lint` when shown on its own."""
 
     slug: str

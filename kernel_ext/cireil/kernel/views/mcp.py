@@ -13,14 +13,14 @@ import ipywidgets as W
 
 from ...render import wire
 from ...render.html import ERROR, FG_DIM, MONO, OK, esc, frame, pairs
-from .subcommands import _View
+from .base import View
 
 if TYPE_CHECKING:
     from ...runtime.agent import Agent
 
 
 @dataclass
-class WireLogView(_View):
+class WireLogView(View):
     """`%cireil mcp log [SERVER]`: the recent exchanges, oldest first, each folded."""
 
     entries: list[dict[str, Any]]

@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...render.html import ERROR, FG_DIM, LINED, MONO, OK, WARN, code, esc, frame, pairs, table
-from ...render.safe import safe_bundle
+from .base import View
+from .lint import lint_html, lint_text
 
 if TYPE_CHECKING:
     from ...runtime.agent import DryRunReport
     from ...runtime.base.errors import ConfigIssue
     from ...runtime.sessions.state import Session
     from ...runtime.toolkit.tool import Tool
-
-
-class _View:
-    def text(self) -> str:
-        raise NotImplementedError
-
-    def html(self) -> str:
-        raise NotImplementedError
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return safe_bundle({"text/plain": self.text(), "text/html": self.html()})
-
-    def __repr__(self) -> str:
-        return self.text()
 
 
 def cut_at_word(text: str, limit: int) -> str:
@@ -51,7 +38,7 @@ def magic_usage(tool: Tool) -> str:
 
 
 @dataclass
-class ArgumentHelp(_View):
+class ArgumentHelp(View):
     """A tool magic with missing or wrong arguments: the problem, the forms of the call, the parameters."""
 
     problem: str
@@ -73,7 +60,7 @@ class ArgumentHelp(_View):
 
 
 @dataclass
-class ToolTable(_View):
+class ToolTable(View):
     """`%cireil tools`: every enabled tool, how to call it, where it comes from, what it does."""
 
     slug: str
@@ -134,7 +121,7 @@ class ToolTable(_View):
 
 
 @dataclass
-class DryRunView(_View):
+class DryRunView(View):
     """`%cireil dry-run`: every problem as FILE:LINE: message, then the tools that would be enabled."""
 
     report: DryRunReport
@@ -154,8 +141,6 @@ class DryRunView(_View):
         lines += self._lines(self.report.errors) + self._lines(self.report.warnings)
         lines.append(self._summary())
         if self.report.ok:
-            from .lint import lint_text
-
             lines.append(lint_text(self.report.lint))
         return "\n".join(lines)
 
@@ -177,15 +162,13 @@ class DryRunView(_View):
         else:
             items.append(f'<div style="color:{ERROR};margin-top:4px;font-weight:600">{esc(self._summary())}</div>')
         if self.report.ok:
-            from .lint import lint_html
-
             items.append(lint_html(self.report.lint))
         title = f"dry-run {code(self.report.directory)}"
         return frame("dry-run", "".join(items), title=title, failed=not self.report.ok)
 
 
 @dataclass
-class SessionCard(_View):
+class SessionCard(View):
     """`%cireil session`: which session tool calls and turns belong to, and what it holds."""
 
     slug: str
@@ -217,7 +200,7 @@ class SessionCard(_View):
 
 
 @dataclass
-class SessionList(_View):
+class SessionList(View):
     """`%cireil sessions`: the persisted sessions, most recently active first; the current one marked."""
 
     slug: str
@@ -245,7 +228,7 @@ class SessionList(_View):
 
 
 @dataclass
-class HelpText(_View):
+class HelpText(View):
     """`%cireil help`: the subcommands that work in this version and the forms of a tool magic."""
 
     subcommands: list[tuple[str, str]]
@@ -277,7 +260,7 @@ class HelpText(_View):
 
 
 @dataclass
-class CommandHelp(_View):
+class CommandHelp(View):
     """`%cireil help SUB` (or `%cireil SUB --help`): argparse's help of the subcommand, as declared."""
 
     body: str

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.display import display
 
 from ...render import chat
+from .agentname import display_name
 
 if TYPE_CHECKING:
     from ...runtime.agent import Agent
@@ -29,8 +30,6 @@ class TurnView:
     """Draws one turn's events; `run()` starts the turn and draws until it ends."""
 
     def __init__(self, agent: Agent) -> None:
-        from ..magics.agent import display_name
-
         self.agent = agent
         self.name = display_name(agent)  # what the bubbles call the agent
         self.events: queue.SimpleQueue[dict] = queue.SimpleQueue()
