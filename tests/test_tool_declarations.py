@@ -33,10 +33,10 @@ PEEK = '''\
 
 from __future__ import annotations
 
-from ..errors import ToolError
-from ..params import Params, String
-from ..textfile import read_text
-from ..tool import Tool, ToolContext
+from ..base.errors import ToolError
+from ..base.params import Params, String
+from ..files.textfile import read_text
+from ..toolkit.tool import Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:
@@ -279,8 +279,8 @@ def test_a_plugin_replacing_respond_stays_always_granted():
 
 
 HALT = """\
-from ..params import Params
-from ..tool import Tool
+from ..base.params import Params
+from ..toolkit.tool import Tool
 
 
 async def run(args, ctx):
