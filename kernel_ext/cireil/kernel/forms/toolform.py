@@ -20,7 +20,7 @@ from ..display import result_mimebundle
 from ..gone import mark
 from ..outputs import display_output
 from ..views.live import WidgetLive
-from ..views.subcommands import cut_at_word
+from ..views.panels import cut_at_word
 from .schema_widgets import Collected, SchemaWidget, schema_widget
 
 if TYPE_CHECKING:

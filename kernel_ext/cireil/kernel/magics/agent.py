@@ -235,7 +235,7 @@ def show_steps(agent: Agent, turn: int | None) -> None:
 
 
 def show_sessions(agent: Agent) -> None:
-    from ..views.subcommands import SessionList
+    from ..views.panels import SessionList
 
     display(SessionList(agent.slug, agent.session.id, agent.sessions(), agent.store is not None))
 

@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ...runtime.base.errors import CireilError
-from ..views.subcommands import CommandHelp, DryRunView, HelpText, SessionCard
+from ..views.panels import CommandHelp, DryRunView, HelpText, SessionCard
 from .liveturns import stop_all, stop_step_turn
 from .toolargs import tokenize
 from .tools import ToolMagics
@@ -285,7 +285,7 @@ class CireilMagics:
         self._show_rules(self.require_agent())
 
     def eval(self, o: Namespace) -> None:
-        from ..views.evalgrid import run_eval_magic  # the evals package loads only now, never at %load_ext
+        from .evals import run_eval_magic  # the evals package loads only now, never at %load_ext
 
         run_eval_magic(self.agent.directory if self.agent is not None else None, o)
 

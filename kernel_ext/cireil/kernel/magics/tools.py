@@ -18,7 +18,7 @@ from ...runtime.base.didyoumean import suggestion
 from ...runtime.base.errors import CireilError
 from ...runtime.toolkit.tool import describe_parameters
 from ..views.live import call_live
-from ..views.subcommands import ArgumentHelp, magic_usage
+from ..views.panels import ArgumentHelp, magic_usage
 from . import magictable
 from .toolargs import parse_args, string_params
 

@@ -8,13 +8,9 @@ when `%cireil eval` runs; the evals package itself loads only then too.
 
 from __future__ import annotations
 
-from argparse import Namespace
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from IPython.core.error import UsageError
-from IPython.display import display
+from typing import TYPE_CHECKING
 
 from ...render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, code, esc, frame
 from .base import View
@@ -109,59 +105,3 @@ class EvalGrid(View):
         title = f"eval {code(Path(r.agent).name)}"
         failed = bool(r.results) and r.pass_rate < self.min_pass and len(r.results) == r.total
         return frame("eval", table + verdict, title=title, failed=failed)
-
-
-def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
-    """Run the eval (options as commands.py declares them) with a live grid; returns the finished grid (the
-    display already shows it)."""
-    from ...commands import family_usage
-    from ...runtime.base.errors import ConfigError
-    from ...runtime.evals.command import DaskMissing, executor_for, plan
-    from ...runtime.evals.matrix import run_matrix
-
-    agent = Path(options.agent).expanduser() if options.agent else agent_dir
-    if agent is None:
-        raise UsageError("no agent: run `%cireil load DIR` first, or pass --agent DIR")
-    scenarios_args = options.scenarios or [str(agent / "evals")]
-    if not options.scenarios and not (agent / "evals").is_dir():
-        raise UsageError(f"no scenarios given and {agent / 'evals'} does not exist; usage: {family_usage('eval')}")
-    try:
-        scenarios, variants = plan(scenarios_args, options.variants, options.variant)
-    except ConfigError as exc:
-        raise UsageError("\n".join(str(i) for i in exc.issues)) from None
-    try:
-        executor = executor_for(options)
-    except DaskMissing as exc:
-        raise UsageError(str(exc)) from None
-    handle: Any = None
-
-    def show(report: EvalReport) -> None:
-        nonlocal handle
-        grid = EvalGrid(report, options.min_pass)
-        if handle is None:
-            handle = display(grid, display_id=True)
-        else:
-            handle.update(grid)
-
-    try:
-        report = run_matrix(
-            agent,
-            scenarios,
-            variants,
-            repeat=options.repeat,
-            jobs=options.jobs,
-            timeout=options.timeout,
-            on_progress=show,
-            keep=options.keep,
-            executor=executor,
-        )
-    except ConfigError as exc:
-        raise UsageError("\n".join(str(i) for i in exc.issues)) from None
-    finally:
-        if executor is not None:
-            executor.close()
-    if options.json:
-        report.write_json(options.json)
-    if options.junit:
-        report.write_junit(options.junit)
-    return EvalGrid(report, options.min_pass)

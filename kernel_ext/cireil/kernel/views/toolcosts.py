@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from IPython.display import display
 
-from .subcommands import ToolTable
+from .panels import ToolTable
 
 if TYPE_CHECKING:
     from ...runtime.agent import Agent
