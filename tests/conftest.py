@@ -1,4 +1,4 @@
-"""Shared fixtures: a small throwaway agent directory and a real kernel."""
+"""Shared fixtures: a small throwaway agent directory and a real kernel; the repository's root and test data."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from pathlib import Path
 import pytest
 
 from kernelharness import Kernel
+
+REPO = Path(__file__).resolve().parents[1]  # the repository root, whichever folder of tests/ asks
+DATA = REPO / "tests" / "data"
+
+# support modules whose asserts check what tests do: pytest explains their failures as it does a test's own
+pytest.register_assert_rewrite("magicshell", "mcpkit", "widgetkit")
 
 MINIMAL_TOOLS = """\
 # tools for the test agent

@@ -1,7 +1,9 @@
-"""An agent directory with exec enabled and a sandbox.toml, for the exec tests."""
+"""An agent directory with exec enabled and a sandbox.toml, for the exec tests; and the host processes still
+running with a marker in their command line (what outlived a call)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from conftest import make_agent
@@ -29,3 +31,18 @@ def exec_agent(
     listed = ", ".join(f'"{b}"' for b in (BINARIES if binaries is None else binaries))
     (agent / "config" / "sandbox.toml").write_text(f'backend = "{backend}"\n[bwrap]\nbinaries = [{listed}]\n{mounts}')
     return agent
+
+
+def processes_with(marker: str) -> list[int]:
+    """Host pids whose command line contains `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found

@@ -7,9 +7,10 @@ then runs on a window around each change: the change plus some of the equal line
 A whole-file difflib matches the longest equal run first, so what it shows for a change depends
 on how long the runs around it are (where an inserted copy of a neighbouring line appears, say);
 the window keeps those runs' lengths as far as any comparison a change of its size can make, so
-the output is the whole-file diff's, byte for byte (tests/test_edit_diffs.py). The rest of the
-file costs a few C-speed scans (`count`, `find`); difflib's work grows with the change only, and a
-change whose lines are so alike that difflib would take minutes is shown as one block out, one in.
+the output is the whole-file diff's, byte for byte (tests/runtime/edit/test_edit_diffs.py). The
+rest of the file costs a few C-speed scans (`count`, `find`); difflib's work grows with the change
+only, and a change whose lines are so alike that difflib would take minutes is shown as one block
+out, one in.
 """
 
 from __future__ import annotations

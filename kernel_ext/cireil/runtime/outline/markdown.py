@@ -6,10 +6,10 @@ heading made out of YAML (`---`) or TOML (`+++`) front matter. Labels keep link 
 link destinations and other markup.
 
 Cheaper than markdown-it's own block-level parse of the same text (bench/outline.py), with the
-same sections (tests/test_outline_exact.py): the likeliest blocks skip the rules that cannot match
-them, top-level paragraphs make no tokens, and a heading's label is read directly when it is made
-of constructs with a single reading (text, simple links and code spans, plain emphasis, escapes),
-by markdown-it's inline rules otherwise.
+same sections (tests/runtime/outline/test_outline_exact.py): the likeliest blocks skip the rules
+that cannot match them, top-level paragraphs make no tokens, and a heading's label is read
+directly when it is made of constructs with a single reading (text, simple links and code spans,
+plain emphasis, escapes), by markdown-it's inline rules otherwise.
 """
 
 from __future__ import annotations
