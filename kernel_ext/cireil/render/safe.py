@@ -24,6 +24,7 @@ from typing import Any
 
 from ..runtime.base.controls import visible
 from ..runtime.base.names import escape
+from ..runtime.base.secrets import mask, mask_data
 
 __all__ = ["markdown_html", "safe_bundle", "visible"]
 
@@ -36,12 +37,13 @@ DATA_LIMIT = 8 * 1024 * 1024  # bytes of the raw result embedded as JSON
 
 
 def safe_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
-    """The bundle with text/plain and text/html made `visible` (and lone surrogates escaped), sizes bounded."""
+    """The bundle with text/plain and text/html made `visible` (and lone surrogates escaped), secrets masked
+    (runtime/base/secrets.py: configured keys, header values, URL credentials), sizes bounded."""
     out = dict(bundle)
     for key in ("text/plain", "text/html"):
         if isinstance(out.get(key), str):
             # a lone surrogate (a non-UTF-8 name in the arguments of a call) would fail the kernel's JSON
-            out[key] = visible(escape(out[key]))
+            out[key] = visible(escape(mask(out[key])))
     plain = out.get("text/plain")
     if isinstance(plain, str) and len(plain) > PLAIN_LIMIT:
         out["text/plain"] = plain[:PLAIN_LIMIT] + f"\n… [{len(plain) - PLAIN_LIMIT} more characters not shown]"
@@ -56,6 +58,8 @@ def safe_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
     for key, value in list(out.items()):
         if key.endswith("+json") and _too_big(value):
             out[key] = {"truncated": True, "note": "too large to embed in the notebook; the ToolResult has it all"}
+        elif key.endswith("+json"):
+            out[key] = mask_data(value)  # embedded in the saved notebook like the text
     return out
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .secrets import mask
+
 
 class CireilError(Exception):
     """Base of every error cireil raises on purpose."""
@@ -38,14 +40,15 @@ class ConfigIssue:
 
         where = f"{self.file}:{self.line}" if self.line else self.file
         prefix = "warning: " if self.severity == "warning" else ""
-        return visible(f"{where}: {prefix}{self.message}")
+        # a message may quote a URL with its password, or a server's echo of a key
+        return visible(mask(f"{where}: {prefix}{self.message}"))
 
     def as_dict(self) -> dict:
         return {
             "file": self.file,
             "line": self.line,
             "key": self.key,
-            "message": self.message,
+            "message": mask(self.message),
             "severity": self.severity,
         }
 

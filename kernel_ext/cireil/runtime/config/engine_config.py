@@ -31,6 +31,7 @@ from typing import Any
 
 from ..base import params
 from ..base.errors import CireilError, ConfigError, ConfigIssue
+from ..base.secrets import SECRETS, dataclass_repr
 from .checker import Checker, header_name_ok, label, toml_repr
 from .tomlsource import TomlSource, TomlSyntaxError, read_toml
 from .urlcheck import url_message
@@ -136,6 +137,9 @@ class ProviderConfig:
     use_jpeg_for_images: bool = False
     use_files_api: str | bool = False
     line: int | None = field(default=None, compare=False)  # of its kind (or its table), for turn-time errors
+
+    def __repr__(self) -> str:  # customHeaders values and apiBase credentials are secrets
+        return dataclass_repr(self, ("custom_headers",))
 
     def model_config(self, name: str) -> ModelConfig:
         """This provider's [<provider>.models.<name>] table; built-in defaults when there is none."""
@@ -369,6 +373,7 @@ def _parse_provider(check: Checker, name: str, entry: Any) -> ProviderConfig | N
             if parsed is not None:
                 models[model] = parsed
 
+    register_secrets(api_base, api_keys, headers)
     if not table.ok:
         return None
     return ProviderConfig(
@@ -389,6 +394,17 @@ def _parse_provider(check: Checker, name: str, entry: Any) -> ProviderConfig | N
         use_files_api=files_api,
         line=line,
     )
+
+
+def register_secrets(api_base: str, keys: list[KeySource], headers: Mapping[str, str | list[str]]) -> None:
+    """What a provider table holds that must never be shown or stored: masked from here on (base/secrets.py)."""
+    SECRETS.add_url(api_base)
+    for key in keys:
+        SECRETS.add(key.value)
+        if key.env:  # set now or later: a request registers it again when it reads the variable
+            SECRETS.add(os.environ.get(key.env))
+    for value in headers.values():
+        SECRETS.add_all(value if isinstance(value, list) else [value])
 
 
 def _api_keys(table: _Table) -> list[KeySource]:

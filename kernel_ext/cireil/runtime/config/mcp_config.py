@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ..base import params
 from ..base.errors import ConfigIssue
+from ..base.secrets import SECRETS, dataclass_repr
 from .checker import Checker, header_name_ok, label, toml_repr
 from .tomlsource import TomlSource
 from .urlcheck import url_message
@@ -43,6 +44,9 @@ class McpServer:
     url: str
     timeout: int = DEFAULT_TIMEOUT_MS
     headers: dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # header values and URL credentials are secrets
+        return dataclass_repr(self, ("headers",))
 
 
 def transport_owned(header: str) -> bool:
@@ -96,6 +100,8 @@ def _parse_server(check: Checker, name: str, entry: object) -> McpServer | None:
             check.fail(path, f"'{label(*path)}' is owned by the MCP transport and cannot be set")
         elif check.value(path, value, params.String(description="a one-line string", check=_header_value))[0]:
             clean[header] = value
+    SECRETS.add_url(fields.get("url"))  # masked wherever shown or stored from here on (base/secrets.py)
+    SECRETS.add_all(clean.values())
     if check.errors_since(mark):
         return None
     return McpServer(name=name, url=fields["url"], timeout=fields["timeout"], headers=clean)

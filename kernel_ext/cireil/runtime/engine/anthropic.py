@@ -24,9 +24,9 @@ from typing import Any
 
 from ..config.engine_config import ModelConfig
 from ..sessions.messages import assistant_message
-from .httpcall import HttpProvider, ReplyReader
-from .provider import _dumps, tool_call_part, wants_auto_tool_choice
-from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError
+from .httpcall import Growing, HttpProvider, ReplyReader, describe, excerpt
+from .provider import MAX_CALLS, _dumps, is_index, tool_call_part, wants_auto_tool_choice
+from .replytypes import ContentFiltered, MalformedReply, ModelReply, ModelRequest, NoToolCalls, ProviderError
 
 MAX_TOKENS = 64000
 VERSION = "2023-06-01"
@@ -126,6 +126,14 @@ def build_anthropic_body(provider: Any, model_cfg: ModelConfig, request: ModelRe
 
 
 # -- the reply --------------------------------------------------------------------------------
+_GROWING = ("text", "thinking", "signature", "json")  # the parts of a block that arrive in pieces
+
+
+def _text_of(block: dict, key: str) -> str:
+    value = block.get(key)
+    return value.text if isinstance(value, Growing) else ""
+
+
 @dataclass
 class _Blocks(ReplyReader):
     """The reply's content blocks as they arrive, from one JSON body or from stream events."""
@@ -137,77 +145,112 @@ class _Blocks(ReplyReader):
     done: bool = False
 
     def _usage(self, raw: Any) -> None:
-        if not isinstance(raw, dict):
+        if raw is None:
             return
+        counts = self.clean_usage(raw)
         for source, target in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
-            if isinstance(raw.get(source), int):
-                self.usage[target] = raw[source]
+            if source in counts:
+                self.usage[target] = counts[source]
         self.usage["total_tokens"] = self.usage.get("prompt_tokens", 0) + self.usage.get("completion_tokens", 0)
 
-    def start(self, index: int, block: dict) -> None:
+    def _block(self, index: Any, kind: Any = None) -> dict:
+        if not is_index(index):
+            raise MalformedReply(f"a content block's index is {describe(index)}, not a whole number >= 0")
+        block = self.blocks.get(index)
+        if block is None:
+            if len(self.blocks) >= MAX_CALLS:
+                raise MalformedReply(f"more than {MAX_CALLS} content blocks in one reply")
+            block = self.blocks[index] = {"type": kind, **{key: Growing() for key in _GROWING}}
+        return block
+
+    def start(self, index: Any, block: dict) -> None:
         kind = block.get("type")
-        entry = {"type": kind, "text": "", "thinking": "", "signature": "", "json": "", **block}
+        if not isinstance(kind, str):
+            raise MalformedReply(f"a content block's type is {describe(kind)}, not a string")
+        entry = self._block(index, kind)
+        entry["type"] = kind
+        for key, value in block.items():
+            if key in _GROWING:
+                if isinstance(value, str) and value:
+                    entry[key] = Growing(self._spend(value))
+            elif key not in ("type", "input"):
+                entry[key] = value
         if kind == "tool_use":
-            entry["json"] = "" if not block.get("input") else _dumps(block["input"])
-        self.blocks[index] = entry
-        if kind == "tool_use":
+            entry["json"] = Growing(self._spend(_dumps(block["input"])) if block.get("input") else "")
+            if not isinstance(entry.get("name", ""), str):
+                raise MalformedReply(f"a tool_use block's name is {describe(entry['name'])}, not a string")
             self._emit_call(index)
-        for key, event in (("text", "text"), ("thinking", "thinking")):
-            if block.get(key) and kind == key:
-                self._emit({"type": event, "text": block[key]})
+        for key in ("text", "thinking"):
+            if kind == key and entry[key].length:
+                self._emit({"type": key, "text": entry[key].text})
 
     def _emit_call(self, index: int) -> None:
         b = self.blocks[index]
+        arguments = b["json"].text
         self._emit(
-            {"type": "toolCall", "index": index, "id": b.get("id"), "name": b.get("name", ""), "arguments": b["json"]}
+            {"type": "toolCall", "index": index, "id": b.get("id"), "name": b.get("name", ""), "arguments": arguments}
         )
 
-    def delta(self, index: int, delta: dict) -> None:
-        block = self.blocks.setdefault(index, {"type": None, "text": "", "thinking": "", "signature": "", "json": ""})
+    def delta(self, index: Any, delta: dict) -> None:
+        block = self._block(index)
         kind = delta.get("type")
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             block["type"] = block["type"] or "text"
-            block["text"] += delta["text"]
+            block["text"].add(self._spend(delta["text"]))
             self._emit({"type": "text", "text": delta["text"]})
         elif kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
-            block["thinking"] += delta["thinking"]
+            block["thinking"].add(self._spend(delta["thinking"]))
             self._emit({"type": "thinking", "text": delta["thinking"]})
         elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
-            block["signature"] += delta["signature"]
+            block["signature"].add(self._spend(delta["signature"]))
         elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-            block["json"] += delta["partial_json"]
-            self._emit_call(index)
+            block["json"].add(self._spend(delta["partial_json"]))
+            if block["json"].due():
+                self._emit_call(index)
 
     def event(self, data: Any) -> None:
         if not isinstance(data, dict):
             return
         kind = data.get("type")
         if kind == "message_start":
-            self._usage((data.get("message") or {}).get("usage"))
+            message = data.get("message")
+            self._usage(message.get("usage") if isinstance(message, dict) else None)
         elif kind == "content_block_start" and isinstance(data.get("content_block"), dict):
-            self.start(int(data.get("index", len(self.blocks))), data["content_block"])
+            self.start(data.get("index", len(self.blocks)), data["content_block"])
         elif kind == "content_block_delta" and isinstance(data.get("delta"), dict):
-            self.delta(int(data.get("index", 0)), data["delta"])
+            self.delta(data.get("index", 0), data["delta"])
         elif kind == "message_delta":
-            self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
-            usage = data.get("usage") or {}
-            self._usage({**{"input_tokens": self.usage.get("prompt_tokens")}, **usage})
+            delta = data.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise MalformedReply(f"a message_delta's delta is {describe(delta)}, not an object")
+            reason = delta.get("stop_reason")
+            if reason is not None and not isinstance(reason, str):
+                raise MalformedReply(f"'stop_reason' is {describe(reason)}, not a string")
+            self.stop_reason = (reason or "")[:100] or self.stop_reason
+            self._usage(data.get("usage"))
         elif kind == "message_stop":
             self.done = True  # the end marker: the rest of the stream is only drained
         elif kind == "error":
             error = data.get("error") or {}
-            message = error.get("message") if isinstance(error, dict) else str(error)
+            message = error.get("message") if isinstance(error, dict) else error
+            message = excerpt(message if isinstance(message, str) else str(message)[:4000])
             raise ProviderError(f"the server reported an error: {message}", server_message=message)
 
     def body(self, data: Any) -> None:  # type: ignore[override]
         if not isinstance(data, dict) or data.get("type") == "error":
             if isinstance(data, dict):
                 self.event(data)
-            raise ProviderError(f"the server sent something that is not a message: {str(data)[:200]}")
-        for index, block in enumerate(data.get("content") or ()):
+            raise MalformedReply(f"a message is {describe(data)}, not an object")
+        content = data.get("content") or ()
+        if not isinstance(content, list):
+            raise MalformedReply(f"'content' is {describe(content)}, not a list")
+        for index, block in enumerate(content):
             if isinstance(block, dict):
                 self.start(index, block)
-        self.stop_reason = data.get("stop_reason")
+        reason = data.get("stop_reason")
+        if reason is not None and not isinstance(reason, str):
+            raise MalformedReply(f"'stop_reason' is {describe(reason)}, not a string")
+        self.stop_reason = reason
         self._usage(data.get("usage"))
         self.done = True
 
@@ -217,25 +260,29 @@ class _Blocks(ReplyReader):
             raise ContentFiltered("the provider refused to answer (stop_reason refusal)")
         ordered = [self.blocks[i] for i in sorted(self.blocks)]
         calls = [b for b in ordered if b["type"] == "tool_use"]
+        for index in sorted(self.blocks):  # a live view shown only part of long arguments sees them whole
+            if self.blocks[index]["type"] == "tool_use" and self.blocks[index]["json"].unshown:
+                self._emit_call(index)
         if not calls:
             raise NoToolCalls(
                 f"the model answered without calling a tool (stop_reason {reason})",
-                text="".join(b["text"] for b in ordered if b["type"] == "text"),
-                thinking="".join(b["thinking"] for b in ordered if b["type"] == "thinking"),
+                text="".join(_text_of(b, "text") for b in ordered if b["type"] == "text"),
+                thinking="".join(_text_of(b, "thinking") for b in ordered if b["type"] == "thinking"),
                 finish_reason=reason,
                 usage=self.usage,
             )
         parts: list[dict] = []
         for block in ordered:
-            if block["type"] == "thinking" and (block["thinking"] or block["signature"]):
-                part = {"type": "thinking", "thinking": block["thinking"]}
-                if block["signature"]:
-                    part["signature"] = block["signature"]
+            thinking, signature = _text_of(block, "thinking"), _text_of(block, "signature")
+            if block["type"] == "thinking" and (thinking or signature):
+                part = {"type": "thinking", "thinking": thinking}
+                if signature:
+                    part["signature"] = signature
                 parts.append(part)
-            elif block["type"] == "redacted_thinking" and block.get("data"):
+            elif block["type"] == "redacted_thinking" and isinstance(block.get("data"), str) and block["data"]:
                 parts.append({"type": "redacted_thinking", "data": block["data"]})
         for block in calls:
-            parts.append(tool_call_part(block.get("id"), block.get("name", ""), block["json"], id_prefix="toolu_"))
+            parts.append(tool_call_part(block.get("id"), block.get("name", ""), block["json"].text, id_prefix="toolu_"))
         return ModelReply(assistant_message(parts), self.usage, reason, request_body)
 
 

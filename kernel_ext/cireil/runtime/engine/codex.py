@@ -25,9 +25,9 @@ from typing import Any
 from ..config.engine_config import ModelConfig, ProviderConfig
 from ..sessions.messages import assistant_message
 from . import codex_auth
-from .httpcall import HttpError, HttpProvider, ReplyReader
-from .provider import _dumps, tool_call_part
-from .replytypes import ModelReply, ModelRequest, NoToolCalls, ProviderError
+from .httpcall import Growing, HttpError, HttpProvider, ReplyReader, describe, excerpt
+from .provider import MAX_CALLS, _dumps, is_index, tool_call_part
+from .replytypes import MalformedReply, ModelReply, ModelRequest, NoToolCalls, ProviderError
 
 PATH = "/codex/responses"
 OPENAI_BETA = "responses=experimental"
@@ -223,6 +223,14 @@ def headers(token: str, account: str, session_id: str, custom: dict[str, str | l
 
 
 # -- the reply --------------------------------------------------------------------------------------
+_GROWING = ("arguments", "_text", "_summary")  # the parts of an item that arrive in pieces
+
+
+def _grown(item: dict, key: str) -> str:
+    value = item.get(key)
+    return value.text if isinstance(value, Growing) else value if isinstance(value, str) else ""
+
+
 @dataclass
 class _Items(ReplyReader):
     """The response's output items as they stream in (or from one JSON response)."""
@@ -234,17 +242,34 @@ class _Items(ReplyReader):
     done: bool = False
 
     def _item(self, index: Any) -> dict:
-        key = index if isinstance(index, int) else len(self.items)
-        return self.items.setdefault(key, {"type": None, "arguments": "", "_text": "", "_summary": ""})
+        key = index if is_index(index) else len(self.items)
+        item = self.items.get(key)
+        if item is None:
+            if len(self.items) >= MAX_CALLS:
+                raise MalformedReply(f"more than {MAX_CALLS} output items in one response")
+            item = self.items[key] = {"type": None, **{k: Growing() for k in _GROWING}}
+        return item
 
-    def _emit_call(self, index: int, item: dict) -> None:
+    def _update(self, item: dict, given: dict) -> None:
+        """Merge an item the server sent whole: what it says wins over what the deltas built."""
+        for key, value in given.items():
+            if key in _GROWING:
+                if value is not None and not isinstance(value, str):
+                    raise MalformedReply(f"an output item's {key} is {describe(value)}, not a string")
+                old = item.get(key)
+                self.spent -= old.length if isinstance(old, Growing) else 0  # replaced, not added to
+                item[key] = Growing(self._spend(value) if value else "")
+            else:
+                item[key] = value
+
+    def _emit_call(self, index: Any, item: dict) -> None:
         self._emit(
             {
                 "type": "toolCall",
                 "index": index,
                 "id": item.get("call_id"),
                 "name": item.get("name", ""),
-                "arguments": item.get("arguments", ""),
+                "arguments": _grown(item, "arguments"),
             }
         )
 
@@ -252,29 +277,36 @@ class _Items(ReplyReader):
         if not isinstance(response, dict):
             response = {}
         raw = response.get("usage")
-        if isinstance(raw, dict):
+        if raw is not None:
+            counts = self.clean_usage(raw)
             for source, target in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
-                if isinstance(raw.get(source), int):
-                    self.usage[target] = raw[source]
-            total = raw.get("total_tokens")
+                if source in counts:
+                    self.usage[target] = counts[source]
+            total = counts.get("total_tokens")
             self.usage["total_tokens"] = (
                 total
                 if isinstance(total, int)
                 else self.usage.get("prompt_tokens", 0) + self.usage.get("completion_tokens", 0)
             )
         if not self.items:  # no item came as an event: the final response lists them
-            for index, item in enumerate(response.get("output") or ()):
+            output = response.get("output")
+            output = [] if output is None else output
+            if not isinstance(output, list):
+                raise MalformedReply(f"a response's 'output' is {describe(output)}, not a list")
+            for index, item in enumerate(output):
                 if isinstance(item, dict):
-                    self.items[index] = {"arguments": "", "_text": "", "_summary": "", **item}
+                    self._update(self._item(index), item)
         details = response.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, dict) else None
+        reason = reason[:100] if isinstance(reason, str) else None
         self.status = f"{status} ({reason})" if reason else status
         self.done = True
 
     @staticmethod
     def _failure(error: Any, fallback: str) -> ProviderError:
         message = error.get("message") if isinstance(error, dict) else None
-        message = message if isinstance(message, str) and message else (str(error) if error else fallback)
+        message = message if isinstance(message, str) and message else (str(error)[:4000] if error else fallback)
+        message = excerpt(message)
         return ProviderError(f"the server reported an error: {message}", server_message=message)
 
     def event(self, data: Any) -> None:
@@ -285,25 +317,24 @@ class _Items(ReplyReader):
         delta = data.get("delta")
         if kind == "response.output_item.added" and isinstance(data.get("item"), dict):
             item = self._item(index)
-            item.update(data["item"])
-            item["arguments"] = item.get("arguments") or ""
+            self._update(item, data["item"])
             if item.get("type") == "function_call":
                 self._emit_call(index, item)
         elif kind == "response.function_call_arguments.delta" and isinstance(delta, str):
             item = self._item(index)
-            item["arguments"] = item.get("arguments", "") + delta
-            self._emit_call(index, item)
+            item["arguments"].add(self._spend(delta))
+            if item["arguments"].due():
+                self._emit_call(index, item)
         elif kind == "response.output_text.delta" and isinstance(delta, str):
-            self._item(index)["_text"] += delta
+            self._item(index)["_text"].add(self._spend(delta))
             self._emit({"type": "text", "text": delta})
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta") and isinstance(
             delta, str
         ):
-            self._item(index)["_summary"] += delta
+            self._item(index)["_summary"].add(self._spend(delta))
             self._emit({"type": "thinking", "text": delta})
         elif kind == "response.output_item.done" and isinstance(data.get("item"), dict):
-            item = self._item(index)
-            item.update(data["item"])  # the whole item: authoritative over what the deltas built
+            self._update(self._item(index), data["item"])  # the whole item: authoritative over the deltas
         elif kind in ("response.completed", "response.done"):
             self._response(data.get("response"), "completed")
         elif kind == "response.incomplete":
@@ -319,8 +350,9 @@ class _Items(ReplyReader):
         if not isinstance(response, dict) or not isinstance(response.get("output"), list):
             if isinstance(response, dict) and response.get("error"):
                 raise self._failure(response["error"], "error")
-            raise ProviderError(f"the server sent something that is not a response: {str(data)[:200]}")
-        self._response(response, str(response.get("status") or "completed"))
+            raise MalformedReply(f"a response is {describe(data)} without an 'output' list")
+        status = response.get("status")
+        self._response(response, status[:100] if isinstance(status, str) and status else "completed")
 
     def finish(self, request_body: dict) -> ModelReply:
         reason = self.status or "(none)"
@@ -329,19 +361,23 @@ class _Items(ReplyReader):
         calls: list[dict] = []
         texts: list[str] = []
         thinking: list[str] = []
+        for index in sorted(self.items):  # a live view shown only part of long arguments sees them whole
+            item = self.items[index]
+            if item.get("type") == "function_call" and item["arguments"].unshown:
+                self._emit_call(index, item)
         for item in ordered:
             kind = item.get("type")
             if kind == "reasoning":
-                summary = _summary(item) or item.get("_summary", "")
+                summary = _summary(item) or _grown(item, "_summary")
                 if summary:
                     thinking.append(summary)
                     parts.append({"type": "thinking", "thinking": summary})
                 if isinstance(item.get("encrypted_content"), str) and item["encrypted_content"]:
                     parts.append({"type": "redacted_thinking", "data": item["encrypted_content"]})
             elif kind == "function_call":
-                calls.append(tool_call_part(item.get("call_id"), item.get("name") or "", item.get("arguments")))
+                calls.append(tool_call_part(item.get("call_id"), item.get("name") or "", _grown(item, "arguments")))
             elif kind == "message":
-                texts.append(_message_text(item) or item.get("_text", ""))
+                texts.append(_message_text(item) or _grown(item, "_text"))
         if not calls:
             raise NoToolCalls(
                 f"the model answered without calling a tool (status {reason})",
@@ -354,13 +390,15 @@ class _Items(ReplyReader):
 
 
 def _summary(item: dict) -> str:
-    pieces = [p.get("text") for p in item.get("summary") or () if isinstance(p, dict)]
+    summary = item.get("summary")
+    pieces = [p.get("text") for p in summary if isinstance(p, dict)] if isinstance(summary, list) else []
     return "\n\n".join(p for p in pieces if isinstance(p, str) and p)
 
 
 def _message_text(item: dict) -> str:
     pieces = []
-    for part in item.get("content") or ():
+    content = item.get("content")
+    for part in content if isinstance(content, list) else ():
         if isinstance(part, dict):
             text = part.get("text", part.get("refusal"))
             if isinstance(text, str):

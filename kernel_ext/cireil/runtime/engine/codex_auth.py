@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..base.secrets import SECRETS
+
 LOGIN_DIR = "config/openai-codex"
 CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"  # the Codex CLI's, which the original uses too
 TOKEN_URL = "https://auth.openai.com/oauth/token"
@@ -90,6 +92,9 @@ class Login:
     refresh_token: str
     expires_at: int  # epoch ms
     data: dict  # the whole file, unknown fields too
+
+    def __post_init__(self) -> None:  # masked in every error, view and recording from now on (base/secrets.py)
+        SECRETS.add_all((self.access_token, self.refresh_token))
 
     def __repr__(self) -> str:  # never the tokens
         return f"Login(expires_at={self.expires_at})"
@@ -202,12 +207,25 @@ async def _request_refresh(refresh_token: str) -> dict:
     url = token_url()
     form = {"client_id": CLIENT_ID, "grant_type": "refresh_token", "refresh_token": refresh_token}
     host = urlsplit(url).hostname or ""
+    from .bodyread import ACCEPT_ENCODING, BadEncoding, read_excerpt
+
     try:
-        async with httpx.AsyncClient(
-            timeout=TOKEN_TIMEOUT_S, follow_redirects=False, trust_env=host not in _LOOPBACK
-        ) as client:
-            response = await client.post(url, data=form)
-            raw = response.content[:_MAX_FILE]
+        async with (
+            asyncio.timeout(TOKEN_TIMEOUT_S * 2),
+            httpx.AsyncClient(
+                timeout=TOKEN_TIMEOUT_S,
+                follow_redirects=False,
+                trust_env=host not in _LOOPBACK,
+                headers={"Accept-Encoding": ACCEPT_ENCODING},
+            ) as client,
+            client.stream("POST", url, data=form) as response,
+        ):
+            # decoded in bounded pieces and never past _MAX_FILE: a compressed reply cannot grow in memory
+            raw, _ = await read_excerpt(response, _MAX_FILE)
+    except TimeoutError:
+        raise RefreshFailed(f"{url} did not answer within {TOKEN_TIMEOUT_S * 2:g} s") from None
+    except BadEncoding as exc:
+        raise RefreshFailed(f"{url} answered with a body that cannot be decoded: {exc}") from None
     except httpx.HTTPError as exc:
         raise RefreshFailed(f"could not reach {url}: {exc or type(exc).__name__}") from None
     if response.status_code != 200:

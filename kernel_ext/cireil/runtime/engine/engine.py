@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.loop import RUNTIME
+from ..base.secrets import mask_header, mask_url
+from ..config.cireil_config import DEFAULT_LIMITS, Limits, load_limits
 from ..sessions import messages as msgs
 from .turn import EventSink, Turn, TurnOutcome
 
@@ -56,12 +58,18 @@ class PreparedRequest:
 
     @property
     def url(self) -> str:
-        return self._client().url
+        """Where the request goes, with the credentials apiBase may carry masked (it is shown and saved)."""
+        return mask_url(self._client().url)
 
     @property
     def headers(self) -> list[tuple[str, str]]:
-        """The request's headers with every secret replaced by where it comes from (never read here)."""
-        return self._client().preview_headers(self.model_request.session_id)
+        """The request's headers with every key replaced by where it comes from (never read here) and each
+        customHeaders value masked (`•••• (N chars)`): the view is saved in the notebook."""
+        configured = {name.lower() for name in self.provider.custom_headers}
+        return [
+            (name, mask_header(name, value, configured) if name.lower() in configured else value)
+            for name, value in self._client().preview_headers(self.model_request.session_id)
+        ]
 
 
 def request_body(provider: ProviderConfig, model_cfg: ModelConfig, request: ModelRequest) -> dict:
@@ -103,6 +111,7 @@ class Engine:
         from .keypool import KeyPools
 
         self._pools = KeyPools()  # rate-limited keys stay benched across turns, shared by equal key lists
+        self._limits: Limits = DEFAULT_LIMITS  # [limits] of config/cireil.toml, read at the start of each turn
         self.background: list[dict] = []  # events of turns nobody is watching (scheduled, invoked)
         self.on_background: Callable[[dict], None] | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -179,6 +188,7 @@ class Engine:
             make = client_class(provider.kind)
             found = make(provider, model, model_cfg=model_cfg, pools=self._pools, agent_dir=self.host.directory)
             self._clients[key] = found
+        found.limits = self._limits
         return found
 
     # -- requests -----------------------------------------------------------------------------------
@@ -275,12 +285,19 @@ class Engine:
                 raise SessionReadOnly(reason)
             notices = self.host.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
+            # like engine.toml, read at every turn; a wrong limit fails here, before anything is committed
+            self._limits = limits = load_limits(self.host.directory)
             if not offline:
                 self.check_credentials(chosen)
             model_cfg = await self.fit_window(chosen, model_name, model_cfg, ask=not offline)
             if record:
                 on_event = self.host.observe_turn(session.id, on_event)  # the turn recorder's tap
             make = client or self.client
+            from .httpcall import HttpProvider
+
+            model_client = make(chosen, model_name, model_cfg)
+            if isinstance(model_client, HttpProvider):  # a replay's scripted client too
+                model_client.limits = limits
             turn = Turn(
                 session,
                 host=self.host,
@@ -289,10 +306,11 @@ class Engine:
                 provider=chosen,
                 model=model_name,
                 model_cfg=model_cfg,
-                client=make(chosen, model_name, model_cfg),
+                client=model_client,
                 tools=self.host.offered_tools(session),  # the session's grant filters what is offered
                 notices=notices + more,
                 persist=persist,
+                max_steps=limits.max_steps,
             )
             from ..sessions.store import SessionConflict
 

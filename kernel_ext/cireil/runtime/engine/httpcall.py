@@ -11,6 +11,7 @@ message. Each kind supplies only its wire format: the body, the headers and a re
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 from collections.abc import Callable
 from dataclasses import replace
@@ -21,15 +22,17 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..base.jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
+from ..base.secrets import SECRETS
+from ..config.cireil_config import DEFAULT_LIMITS, Limits, setting
 from ..config.engine_config import DEFAULT_API_KEY, MissingApiKey, ModelConfig, ProviderConfig
-from ..mcp.sse import SseParser
+from ..mcp.sse import SseParser, SseTooLarge
+from .bodyread import ACCEPT_ENCODING, BadEncoding, BodyTooLarge, decoded_pieces, read_capped, read_excerpt
 from .keypool import AllKeysRateLimited, KeyPools
-from .replytypes import ModelReply, ModelRequest, ProviderError
+from .replytypes import MalformedReply, ModelReply, ModelRequest, ProviderError, ProviderLimitExceeded, ReplyTooLarge
 
-TIMEOUT_S = 600.0
 CONNECT_TIMEOUT_S = 30.0
 DRAIN_GRACE_S = 1.0
-MAX_ERROR_TEXT = 2000
+MAX_ERROR_TEXT = 2000  # characters of a server's error message kept (in the exception, the recording, a view)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -43,20 +46,32 @@ class HttpError(Exception):
         self.message = message
 
 
-def error_message(raw: bytes) -> str:
-    """The server's own words from an error body: {"error": {"message"}}, {"error": "..."} or the text."""
+def excerpt(text: str, limit: int = MAX_ERROR_TEXT) -> str:
+    """At most `limit` characters of a server's words, saying how much was left out."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters not shown)"
+
+
+def error_message(raw: bytes, *, cut: bool = False) -> str:
+    """The server's own words from an error body, {"error": {"message"}}, {"error": "..."} or the text, as a
+    bounded excerpt. `cut`: the body went on past what was read (then it is quoted, never parsed)."""
     text = raw.decode("utf-8", "replace")
+    more = " … (the rest of the body was not read)" if cut else ""
+    if cut:
+        return excerpt(text) + more
     try:
         data = bounded_loads(text)
     except ValueError:
-        return text.strip()[:MAX_ERROR_TEXT] or "(empty body)"
+        return excerpt(text) or "(empty body)"
     if isinstance(data, dict):
         error = data.get("error", data)
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
+            return excerpt(error["message"])
         if isinstance(error, str):
-            return error
-    return text[:MAX_ERROR_TEXT]
+            return excerpt(error)
+    return excerpt(text)
 
 
 def http_client(url: str) -> httpx.AsyncClient:
@@ -66,11 +81,53 @@ def http_client(url: str) -> httpx.AsyncClient:
 
     host = urlsplit(url).hostname or ""
     return httpx.AsyncClient(
-        timeout=httpx.Timeout(TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
+        timeout=httpx.Timeout(DEFAULT_LIMITS.idle_timeout_s, connect=CONNECT_TIMEOUT_S),
+        headers={"Accept-Encoding": ACCEPT_ENCODING},  # what bodyread.py decodes, in bounded pieces
         follow_redirects=False,
         trust_env=host not in LOOPBACK,
         transport=fast_transport(),  # proxies from the environment still apply (as httpx mounts)
     )
+
+
+def describe(value: Any) -> str:
+    """What a value from a server is, for a message: its JSON kind, never its (possibly huge) text."""
+    kinds = {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
+
+
+class Growing:
+    """Text that arrives in pieces, kept as their list and joined when read: linear however small the
+    pieces (repeated `+=` on a string held in a dict copies it whole each time)."""
+
+    __slots__ = ("_parts", "_shown", "length")
+    SHORT = 4096  # while this short, a live view is shown the text at every piece
+
+    def __init__(self, text: str = "") -> None:
+        self._parts = [text] if text else []
+        self.length = len(text)
+        self._shown = -1
+
+    def add(self, piece: str) -> None:
+        self._parts.append(piece)
+        self.length += len(piece)
+
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def due(self) -> bool:
+        """Whether a live view should be shown the whole text now: at every piece while it is short, then each
+        time it grew by an eighth, so that showing it costs a constant factor over receiving it."""
+        if self.length <= self.SHORT or self.length >= self._shown + self._shown // 8:
+            self._shown = self.length
+            return True
+        return False
+
+    @property
+    def unshown(self) -> bool:
+        return self._shown != self.length
 
 
 class ReplyReader:
@@ -78,10 +135,35 @@ class ReplyReader:
 
     done = False  # the stream's end marker arrived: what follows is only drained
     on_delta: Callable[[dict], None] | None = None  # who watches the reply arrive (a live view), if anyone
+    budget: int = DEFAULT_LIMITS.reply_chars  # characters of text, reasoning and arguments the reply may hold
+    spent: int = 0
+    notes: list[str] | None = None  # what was wrong but ignored (usage counts that are not counts)
 
     def _emit(self, event: dict) -> None:
         if self.on_delta is not None:
             self.on_delta(event)
+
+    def _spend(self, text: str) -> str:
+        """Count a piece of the reply's text, reasoning or arguments against the budget; the piece."""
+        self.spent += len(text)
+        if self.spent > self.budget:
+            raise ReplyTooLarge(self.spent)
+        return text
+
+    def _note(self, text: str) -> None:
+        if self.notes is None:
+            self.notes = []
+        if text not in self.notes and len(self.notes) < 20:
+            self.notes.append(text)
+
+    def clean_usage(self, raw: Any) -> dict:
+        """The usage counts that are counts (whole numbers >= 0); anything else is left out with a note."""
+        from .replytypes import clean_usage
+
+        usage, dropped = clean_usage(raw)
+        if dropped:
+            self._note(f"the provider sent usage counts that are not whole numbers >= 0, ignored: {dropped}")
+        return usage
 
     def event(self, data: Any) -> None:
         """One streamed event's JSON data."""
@@ -130,6 +212,7 @@ class HttpProvider:
         self._auto_tool_choice = False  # a 400 about tool_choice switched this provider to "auto"
         self._stream = True  # a 400 about streaming switched this provider to plain JSON
         self.last_request_body: dict = {}
+        self.limits: Limits = DEFAULT_LIMITS  # [limits] of config/cireil.toml; the engine sets it each turn
 
     @property
     def url(self) -> str:
@@ -173,9 +256,12 @@ class HttpProvider:
             source = self.provider.api_keys[0]
             return source.describe() if source.value == DEFAULT_API_KEY else f"<key: {source.describe()}>"
         try:
-            return self.provider.api_keys[index].resolve()
+            key = self.provider.api_keys[index].resolve()
         except MissingApiKey as exc:
             raise ProviderError(f"provider '{self.provider.name}': {exc}") from None
+        if self.provider.api_keys[index].env:  # a variable set after engine.toml was read: masked from now on
+            SECRETS.add(key)
+        return key
 
     async def _after_http_error(self, err: HttpError, auth: Any, tried: set, body: dict) -> Any:
         """The credential to try again with after `err`, or None when the error is not the credential's."""
@@ -227,16 +313,23 @@ class HttpProvider:
                 self._unusable(auth)
                 exc.request_body = body
                 raise
+            except httpx.ConnectTimeout:
+                raise self._error(f"no connection to {self.url} within {CONNECT_TIMEOUT_S:g} s", None, body) from None
             except httpx.TimeoutException as exc:
-                raise self._error(f"no answer from {self.url} in time ({type(exc).__name__})", None, body) from None
+                raise self._limit_error(
+                    f"{self.url} sent nothing for {self.limits.idle_timeout_s:g} s ({type(exc).__name__})",
+                    "idle_timeout_s",
+                    body,
+                ) from None
             except httpx.HTTPError as exc:
                 raise self._error(f"could not talk to {self.url}: {exc or type(exc).__name__}", None, body) from None
 
     def _http_failure(self, err: HttpError) -> str:
         return f"HTTP {err.status} from {self.url}: {err.message}"
 
-    def _error(self, message: str, err: HttpError | None, body: dict) -> ProviderError:
-        exc = ProviderError(
+    def _error(self, message: str, err: HttpError | None, body: dict, *, kind: type = ProviderError) -> ProviderError:
+        """The one place a provider's failure becomes its message (the server's words are already excerpts)."""
+        exc = kind(
             f"provider '{self.provider.name}': {message}",
             status=err.status if err else None,
             server_message=err.message if err else None,
@@ -244,50 +337,102 @@ class HttpProvider:
         exc.request_body = body
         return exc
 
+    def _limit_error(self, what: str, name: str, body: dict) -> ProviderError:
+        """A reply that passed one of the [limits]: what happened, and the setting that moves the limit."""
+        return self._error(
+            f"{what}; the call was stopped (raise {setting(name)})", None, body, kind=ProviderLimitExceeded
+        )
+
     def _encode(self, body: dict) -> bytes:
         from .tooldefs import encode_body
 
         return encode_body(body)
 
     async def _post(self, body: dict, auth: Any, on_delta: Callable[[dict], None] | None) -> ModelReply:
+        limits = self.limits
         reader = self._reader(on_delta)
+        reader.budget = limits.reply_chars
         data = self._encode(body)
-        # leaving this block, also by cancellation, closes the response (and its connection if unread)
-        async with self._http().stream("POST", self.url, content=data, headers=self._headers(auth)) as response:
-            if response.status_code >= 400:
-                raise HttpError(response.status_code, error_message(await response.aread()))
-            if "text/event-stream" in response.headers.get("content-type", ""):
-                await self._read_events(response, reader)
-            else:
-                raw = await response.aread()
-                try:
-                    payload = bounded_loads(raw)
-                except ValueError:
-                    snippet = raw[:200].decode("utf-8", "replace")
-                    raise ProviderError(
-                        f"provider '{self.provider.name}': {self.url} answered HTTP {response.status_code} "
-                        f"with something that is not JSON: {snippet!r}"
-                    ) from None
-                reader.body(payload)
-        return reader.finish(body)
+        timeout = httpx.Timeout(limits.idle_timeout_s, connect=min(CONNECT_TIMEOUT_S, limits.idle_timeout_s))
+        try:
+            async with asyncio.timeout(limits.total_timeout_s):
+                # leaving this block, also by cancellation, closes the response (and its connection if unread)
+                async with self._http().stream(
+                    "POST", self.url, content=data, headers=self._headers(auth), timeout=timeout
+                ) as response:
+                    if response.status_code >= 400:
+                        raw, cut = await read_excerpt(response, limits.error_bytes)
+                        raise HttpError(response.status_code, error_message(raw, cut=cut))
+                    if "text/event-stream" in response.headers.get("content-type", ""):
+                        await self._read_events(response, reader)
+                    else:
+                        raw = await read_capped(response, limits.body_bytes)
+                        self._read_body(raw, response.status_code, reader)
+                return self._finish(reader, body)
+        except TimeoutError:
+            raise self._limit_error(
+                f"the reply from {self.url} took longer than {limits.total_timeout_s:g} s", "total_timeout_s", body
+            ) from None
+        except BodyTooLarge:
+            raise self._limit_error(
+                f"the reply from {self.url} is larger than {limits.max_body_mb:g} MB (after decompression)",
+                "max_body_mb",
+                body,
+            ) from None
+        except SseTooLarge:
+            raise self._limit_error(
+                f"one event of the stream from {self.url} is larger than {limits.max_event_mb:g} MB "
+                "(a line without end)",
+                "max_event_mb",
+                body,
+            ) from None
+        except ReplyTooLarge:
+            raise self._limit_error(
+                f"the reply's text, reasoning and tool-call arguments from {self.url} passed "
+                f"{limits.max_reply_mb:g} MB",
+                "max_reply_mb",
+                body,
+            ) from None
+        except BadEncoding as exc:
+            raise self._error(f"the reply from {self.url} cannot be decoded: {exc}", None, body) from None
+        except MalformedReply as exc:
+            raise self._error(f"{self.url} sent a reply of the wrong shape: {exc}", None, body) from None
+
+    def _read_body(self, raw: bytes, status: int, reader: ReplyReader) -> None:
+        try:
+            payload = bounded_loads(raw)
+        except ValueError:
+            snippet = raw[:200].decode("utf-8", "replace")
+            raise ProviderError(
+                f"provider '{self.provider.name}': {self.url} answered HTTP {status} "
+                f"with something that is not JSON: {snippet!r}"
+            ) from None
+        _shielded(reader.body, payload)
+
+    def _finish(self, reader: ReplyReader, body: dict) -> ModelReply:
+        reply = _shielded(reader.finish, body)
+        if reader.notes:
+            reply.notes = list(reader.notes)
+        return reply
 
     async def _read_events(self, response: httpx.Response, reader: ReplyReader) -> None:
-        parser = SseParser()
+        parser = SseParser(limit=self.limits.event_chars)
+        text = codecs.getincrementaldecoder("utf-8")("replace")
         # After the end marker the rest of the body (the chunked terminator) is still read, so that the
         # connection returns to the pool: left unread it is closed, and every step of a turn would pay a new
         # TCP (and TLS) handshake. A server that keeps streaming after it gets a short grace, then is cut off.
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(None) as deadline:
-                async for text in response.aiter_text():
+                async for piece in decoded_pieces(response, self.limits.body_bytes):
                     if reader.done:
                         continue
-                    for event in parser.feed(text):
+                    for event in parser.feed(text.decode(piece)):
                         _feed(event.data, reader)
                         if reader.done:
                             deadline.reschedule(asyncio.get_running_loop().time() + DRAIN_GRACE_S)
                             break
         if not reader.done:
-            for event in parser.finish():
+            for event in [*parser.feed(text.decode(b"", final=True)), *parser.finish()]:
                 _feed(event.data, reader)
         if reader.cut_short():
             raise ProviderError(f"provider '{self.provider.name}': the stream ended before the reply was complete")
@@ -301,4 +446,15 @@ def _feed(data: str, reader: ReplyReader) -> None:
         parsed = bounded_loads(data)
     except ValueError:
         return  # a keepalive or vendor comment in data form; not part of the reply
-    reader.event(parsed)
+    _shielded(reader.event, parsed)
+
+
+def _shielded(step: Callable[[Any], Any], data: Any) -> Any:
+    """A reader's step on what the server sent: a shape no reader foresaw (a string where an object belongs,
+    a list for a number) is the server's fault, reported as such, never a bare TypeError from the cell."""
+    try:
+        return step(data)
+    except (ProviderError, ReplyTooLarge, MalformedReply):
+        raise
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        raise MalformedReply(f"{type(exc).__name__} while reading it ({str(exc)[:200]})") from None

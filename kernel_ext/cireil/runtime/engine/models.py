@@ -10,14 +10,17 @@ the endpoint answered, so turns are not slowed by asking again.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..base.jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
+from ..base.secrets import mask
 from ..config.engine_config import MissingApiKey, ProviderConfig
 
 LOOKUP_TIMEOUT_S = 15.0
+MAX_LIST_BYTES = 16 * 2**20  # decoded; OpenRouter's list of every model is about 1 MB
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,15 @@ def _headers(provider: ProviderConfig) -> list[tuple[str, str]]:
 
 
 async def fetch_models(provider: ProviderConfig) -> ModelList:
-    """Ask the provider; never raises for what the endpoint does (the error is in the result)."""
+    """Ask the provider; never raises for what the endpoint does (the error is in the result, secrets masked:
+    it quotes the URL and the server's words, which may echo the key)."""
+    result = await _ask_models(provider)
+    if result.error:
+        result.error = mask(result.error)
+    return result
+
+
+async def _ask_models(provider: ProviderConfig) -> ModelList:
     import httpx
 
     from .netbackend import fast_transport
@@ -103,29 +114,43 @@ async def fetch_models(provider: ProviderConfig) -> ModelList:
     except MissingApiKey as exc:
         result.error = str(exc)
         return result
+    from .bodyread import ACCEPT_ENCODING, BadEncoding, read_excerpt
+
     host = urlsplit(provider.api_base).hostname or ""
     try:
-        async with httpx.AsyncClient(
-            timeout=LOOKUP_TIMEOUT_S,
-            follow_redirects=False,
-            trust_env=host not in ("127.0.0.1", "localhost", "::1"),
-            transport=fast_transport(),
-        ) as client:
-            response = await client.get(url, headers=headers)
-    except httpx.TimeoutException:
+        async with (
+            asyncio.timeout(LOOKUP_TIMEOUT_S * 2),  # a server dripping bytes still ends
+            httpx.AsyncClient(
+                timeout=LOOKUP_TIMEOUT_S,
+                follow_redirects=False,
+                trust_env=host not in ("127.0.0.1", "localhost", "::1"),
+                transport=fast_transport(),
+            ) as client,
+            client.stream("GET", url, headers=[*headers, ("Accept-Encoding", ACCEPT_ENCODING)]) as response,
+        ):
+            status = response.status_code
+            # decoded in bounded pieces, never past MAX_LIST_BYTES (a gzip bomb stays small in memory)
+            raw, cut = await read_excerpt(response, MAX_LIST_BYTES if status < 400 else 2048)
+    except (httpx.TimeoutException, TimeoutError):
         result.error = f"no answer from {url} within {LOOKUP_TIMEOUT_S:.0f} s"
         return result
     except httpx.HTTPError as exc:
         result.error = f"could not reach {url}: {exc or type(exc).__name__}"
         return result
-    if response.status_code in (404, 405, 501):
-        result.error = f"the provider has no model list: {url} answered HTTP {response.status_code}"
+    except BadEncoding as exc:
+        result.error = f"{url} answered with a body that cannot be decoded: {exc}"
         return result
-    if response.status_code >= 400:
-        result.error = f"{url} answered HTTP {response.status_code}: {response.text[:300]}"
+    if status in (404, 405, 501):
+        result.error = f"the provider has no model list: {url} answered HTTP {status}"
+        return result
+    if status >= 400:
+        result.error = f"{url} answered HTTP {status}: {raw[:300].decode('utf-8', 'replace')}"
+        return result
+    if cut:
+        result.error = f"{url} answered with a model list larger than {MAX_LIST_BYTES // 2**20} MB"
         return result
     try:
-        result.models = parse_model_list(bounded_loads(response.content), provider.kind)
+        result.models = parse_model_list(bounded_loads(raw), provider.kind)
     except ValueError as exc:
         result.error = f"{url} did not answer with a model list: {exc}"
     return result

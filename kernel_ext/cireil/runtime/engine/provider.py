@@ -19,8 +19,8 @@ from typing import Any
 from ..base.jsonbound import loads as bounded_loads  # a depth bomb from a provider is a ValueError
 from ..config.engine_config import ModelConfig, ProviderConfig
 from ..sessions.messages import assistant_message
-from .httpcall import HttpProvider, ReplyReader
-from .replytypes import ContentFiltered, ModelReply, ModelRequest, NoToolCalls, ProviderError
+from .httpcall import Growing, HttpProvider, ReplyReader, describe, excerpt
+from .replytypes import ContentFiltered, MalformedReply, ModelReply, ModelRequest, NoToolCalls, ProviderError
 from .tooldefs import tool_definition
 
 __all__ = [
@@ -44,6 +44,8 @@ TOOL_USE_REMINDER = (
     "You must answer by calling one of the provided tools. Plain text is not delivered to anyone: "
     "to talk to the user, call the respond tool."
 )
+MAX_NAME = 256  # characters of a tool call's name (the APIs allow 64): a name growing past it is no name
+MAX_CALLS = 1024  # tool calls in one reply
 # A backslash starting a valid JSON escape is kept (consumed in pairs so `\\d` stays `\\d`); any other is doubled.
 _ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})|\\')
 
@@ -214,9 +216,13 @@ def parse_arguments(raw: str | None) -> tuple[dict, str | None]:
     return {}, text
 
 
-def tool_call_part(call_id: str | None, name: str, raw: str | None, *, id_prefix: str = "call_") -> dict:
+def tool_call_part(call_id: Any, name: Any, raw: str | None, *, id_prefix: str = "call_") -> dict:
     """A reply's toolCall part: its arguments read (kept raw when unreadable, for the validation error the model
     then gets), a fresh id when the provider sent none."""
+    if not isinstance(name, str):
+        raise MalformedReply(f"a tool call's name is {describe(name)}, not a string")
+    if call_id is not None and not isinstance(call_id, str):
+        raise MalformedReply(f"a tool call's id is {describe(call_id)}, not a string")
     arguments, unread = parse_arguments(raw)
     part = {"type": "toolCall", "id": call_id or f"{id_prefix}{secrets.token_hex(12)}", "name": name}
     part["input"] = arguments
@@ -225,68 +231,113 @@ def tool_call_part(call_id: str | None, name: str, raw: str | None, *, id_prefix
     return part
 
 
+def call_name(name: str, piece: str) -> str:
+    """A streamed name with one more piece (some servers repeat the whole name in every chunk, others split it)."""
+    if not piece or piece == name:
+        return name
+    if len(name) + len(piece) > MAX_NAME:
+        raise MalformedReply(f"a tool call's name is longer than {MAX_NAME} characters")
+    return name + piece
+
+
+def is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31
+
+
 @dataclass
 class _Accumulator(ReplyReader):
     """The reply as it is assembled, from one JSON body or from stream deltas."""
 
     on_delta: Callable[[dict], None] | None
-    text: str = ""
-    thinking: str = ""
+    text: Growing = field(default_factory=Growing)
+    thinking: Growing = field(default_factory=Growing)
     calls: dict[int, dict] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: dict = field(default_factory=dict)
 
     def add_text(self, text: Any) -> None:
         if isinstance(text, str) and text:
-            self.text += text
+            self.text.add(self._spend(text))
             self._emit({"type": "text", "text": text})
 
     def add_thinking(self, text: Any) -> None:
         if isinstance(text, str) and text:
-            self.thinking += text
+            self.thinking.add(self._spend(text))
             self._emit({"type": "thinking", "text": text})
+
+    def _emit_call(self, index: int, call: dict) -> None:
+        event = {"type": "toolCall", "index": index, "id": call["id"], "name": call["name"]}
+        self._emit({**event, "arguments": call["arguments"].text})
 
     def add_call(self, position: int, delta: dict) -> None:
         index = delta.get("index", position)
-        call = self.calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
-        if delta.get("id"):
-            call["id"] = delta["id"]
+        if not is_index(index):
+            raise MalformedReply(f"a tool call's index is {describe(index)}, not a whole number >= 0")
+        call = self.calls.get(index)
+        if call is None:
+            if len(self.calls) >= MAX_CALLS:
+                raise MalformedReply(f"more than {MAX_CALLS} tool calls in one reply")
+            call = self.calls[index] = {"id": None, "name": "", "arguments": Growing()}
+        ident = delta.get("id")
+        if ident:
+            if not isinstance(ident, str):
+                raise MalformedReply(f"a tool call's id is {describe(ident)}, not a string")
+            call["id"] = ident[:MAX_NAME]
         function = delta.get("function") or {}
+        if not isinstance(function, dict):
+            raise MalformedReply(f"a tool call's 'function' is {describe(function)}, not an object")
         name = function.get("name")
-        # OpenAI sends the name once; a few servers repeat it in every chunk, others split it
-        if isinstance(name, str) and name and name != call["name"]:
-            call["name"] += name
+        if name is not None and not isinstance(name, str):
+            raise MalformedReply(f"a tool call's name is {describe(name)}, not a string")
+        call["name"] = call_name(call["name"], name or "")
         arguments = function.get("arguments")
         if isinstance(arguments, dict):  # a few servers send an object instead of a JSON string
             arguments = _dumps(arguments)
-        if isinstance(arguments, str):
-            call["arguments"] += arguments
-        self._emit(
-            {"type": "toolCall", "index": index, "id": call["id"], "name": call["name"], "arguments": call["arguments"]}
-        )
+        elif arguments is not None and not isinstance(arguments, str):
+            raise MalformedReply(f"a tool call's arguments are {describe(arguments)}, not a string")
+        if arguments:
+            call["arguments"].add(self._spend(arguments))
+        if call["arguments"].due():
+            self._emit_call(index, call)
 
     def add_choice(self, choice: dict, *, key: str) -> None:
         delta = choice.get(key) or {}
+        if not isinstance(delta, dict):
+            raise MalformedReply(f"a choice's '{key}' is {describe(delta)}, not an object")
         self.add_thinking(delta.get("reasoning_content") or delta.get("reasoning"))
         self.add_text(delta.get("content"))
-        for position, call in enumerate(delta.get("tool_calls") or ()):
-            if isinstance(call, dict):
-                self.add_call(position, call)
-        if choice.get("finish_reason"):
-            self.finish_reason = choice["finish_reason"]
+        calls = delta.get("tool_calls") or ()
+        if not isinstance(calls, list | tuple):
+            raise MalformedReply(f"'tool_calls' is {describe(calls)}, not a list")
+        for position, call in enumerate(calls):
+            if not isinstance(call, dict):
+                raise MalformedReply(f"a tool call is {describe(call)}, not an object")
+            self.add_call(position, call)
+        reason = choice.get("finish_reason")
+        if reason:
+            if not isinstance(reason, str):
+                raise MalformedReply(f"'finish_reason' is {describe(reason)}, not a string")
+            self.finish_reason = reason[:100]
 
     def add_body(self, data: Any, *, key: str) -> None:
         if not isinstance(data, dict):
-            raise ProviderError(f"the server sent something that is not a completion: {str(data)[:200]}")
+            raise MalformedReply(f"a completion is {describe(data)}, not an object")
         if data.get("error"):
             error = data["error"]
-            message = error.get("message") if isinstance(error, dict) else str(error)
+            message = error.get("message") if isinstance(error, dict) else error
+            message = excerpt(message if isinstance(message, str) else str(message)[:4000])
             raise ProviderError(f"the server reported an error: {message}", server_message=message)
-        if isinstance(data.get("usage"), dict):
-            self.usage = data["usage"]
-        for choice in (data.get("choices") or [])[:1]:
-            if isinstance(choice, dict):
-                self.add_choice(choice, key=key)
+        if data.get("usage") is not None:
+            self.usage = self.clean_usage(data["usage"])
+        choices = data.get("choices")
+        if choices is None:
+            return
+        if not isinstance(choices, list):
+            raise MalformedReply(f"'choices' is {describe(choices)}, not a list")
+        for choice in choices[:1]:
+            if not isinstance(choice, dict):
+                raise MalformedReply(f"a choice is {describe(choice)}, not an object")
+            self.add_choice(choice, key=key)
 
     def event(self, data: Any) -> None:
         self.add_body(data, key="delta")
@@ -301,23 +352,26 @@ class _Accumulator(ReplyReader):
         reason = self.finish_reason or "(none)"
         if reason == "content_filter":
             raise ContentFiltered("the provider's content filter stopped the reply (finish_reason content_filter)")
+        for index in sorted(self.calls):  # a live view shown only part of long arguments sees them whole
+            if self.calls[index]["arguments"].unshown:
+                self._emit_call(index, self.calls[index])
         # Tool calls count whatever the finish reason: llama.cpp, Ollama and others send them with "stop"
         # (upstream demands "tool_calls" and would retry such replies until the turn fails)
         if not self.calls:
             what = "without calling a tool"
             raise NoToolCalls(
                 f"the model answered {what} (finish_reason {reason})",
-                text=self.text,
-                thinking=self.thinking,
+                text=self.text.text,
+                thinking=self.thinking.text,
                 finish_reason=reason,
                 usage=self.usage,
             )
         parts: list[dict] = []
-        if self.thinking:
-            parts.append({"type": "thinking", "thinking": self.thinking})
+        if self.thinking.length:
+            parts.append({"type": "thinking", "thinking": self.thinking.text})
         for index in sorted(self.calls):
             call = self.calls[index]
-            parts.append(tool_call_part(call["id"], call["name"], call["arguments"]))
+            parts.append(tool_call_part(call["id"], call["name"], call["arguments"].text))
         return ModelReply(assistant_message(parts), self.usage, reason, body)
 
 

@@ -17,6 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..base.errors import CireilError
+from ..base.secrets import mask, mask_data
+from ..config.cireil_config import DEFAULT_LIMITS, setting
 from ..sessions import messages as msgs
 from ..sessions.state import not_granted
 from ..toolkit.conversation import Conversation
@@ -67,6 +70,22 @@ class RequestBuilder(Protocol):
         tools: dict[str, Tool],
         disabled: set[str],
     ) -> StepRequest: ...
+
+
+class StepLimitReached(CireilError):
+    """A turn made its [limits] max_steps model calls without ending: a model calling tools forever (and a
+    cron or heartbeat turn nobody watches) stops spending tokens here."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__(
+            f"the turn was stopped after {steps} model calls without a respond or no-response (the step limit); "
+            f"the steps so far are kept in the session; raise {setting('max_steps')} if the task needs more"
+        )
+        self.steps = steps
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it in a cell: the one line, not cireil's frames."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 def breaker_notice(tool: str, count: int) -> str:
@@ -137,6 +156,7 @@ class Turn:
         tools: dict[str, Tool],
         notices: list[str],
         persist: bool = True,
+        max_steps: int = DEFAULT_LIMITS.max_steps,  # 50; the original has no cap (reference §8.2)
     ) -> None:
         self.host = host  # the agent, through what a turn needs of it (host.py)
         self.build_request = build_request
@@ -149,6 +169,7 @@ class Turn:
         self.client = client
         self.tools = tools  # fixed for the whole turn, even if tools.toml changes meanwhile
         self.notices = notices
+        self.max_steps = max_steps  # model calls in this turn, retries included
         self.outcome = TurnOutcome(session.id, model=model)
         self._uncommitted: list[dict] = []
         self._checkpoint = session.state()
@@ -215,6 +236,8 @@ class Turn:
         retries = 0
         try:
             while True:
+                if self.outcome.steps >= self.max_steps:
+                    raise StepLimitReached(self.outcome.steps)
                 step_started = time.perf_counter()
                 self.outcome.steps += 1
                 step = self.outcome.steps
@@ -236,9 +259,13 @@ class Turn:
                     self._commit()
                     self._timing(step_started, model_s, 0.0)
                     continue
+                # a provider that echoes a configured key in its reply: the echo is not kept (base/secrets.py)
+                reply.message = mask_data(reply.message)
                 msgs.unique_call_ids(reply.message, self.session.history)
                 self._add(reply.message)
                 self._count_usage(reply.usage)
+                for note in getattr(reply, "notes", None) or ():  # what the provider got wrong but was ignored
+                    self.emit({"type": "notice", "text": mask(note)})
                 self.emit(
                     {
                         "type": "assistant",
@@ -265,7 +292,7 @@ class Turn:
         except Exception as exc:
             self._rollback()
             self.outcome.ended = "error"
-            self.outcome.error = str(exc) or type(exc).__name__
+            self.outcome.error = mask(str(exc)) or type(exc).__name__
             self._finish()
             raise
         self._finish()
@@ -298,7 +325,7 @@ class Turn:
                 reason = "the model answered without calling a tool"
                 self.emit({"type": "retry", "step": step, "reason": reason, "body": exc.request_body})
                 if exc.text:
-                    self._add(msgs.assistant_message([{"type": "text", "text": exc.text}]))
+                    self._add(msgs.assistant_message([{"type": "text", "text": mask(exc.text)}]))
                 self._add(msgs.user_message(NOT_DELIVERED, notice=True))
             else:
                 self.emit({"type": "retry", "step": step, "reason": str(exc), "body": exc.request_body})

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.secrets import mask
+
 
 class McpError(Exception):
     """A network or protocol failure: becomes a tool error on a call, a config issue at load."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        # it names the URL (its credentials) and quotes the server, which may echo a header of mcp.toml: masked
+        # before it reaches a result, a session or a view (base/secrets.py)
+        super().__init__(mask(str(message)), *args)
 
 
 class McpTimeout(McpError):

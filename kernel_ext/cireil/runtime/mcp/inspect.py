@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import CireilError
-from .headers import masked_url
+from ..base.secrets import mask, mask_url
 
 if TYPE_CHECKING:
     from .client import McpClient
@@ -79,7 +79,7 @@ def server_status(client: McpClient) -> dict:
         session = "no session (the server is stateless)"
     else:
         session = "not connected"
-    url, shown = client.server.url, masked_url(client.server.url)
+    url, shown = client.server.url, mask_url(client.server.url)
     info = init.get("serverInfo") or (init.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
     return {
         "server": client.server.name,
@@ -88,11 +88,11 @@ def server_status(client: McpClient) -> dict:
         "session": session,
         "server_info": info if isinstance(info, dict) else None,
         "capabilities": init.get("capabilities") if isinstance(init.get("capabilities"), dict) else {},
-        "instructions": client.instructions,
+        "instructions": mask(client.instructions),
         "tools": client.tool_count,
         "unusable_tools": dict(client.unusable),
         "connected_at": _iso(client.connected_at),
-        "errors": [{"at": _iso(at), "error": text.replace(url, shown)} for at, text in client.errors],
+        "errors": [{"at": _iso(at), "error": mask(text.replace(url, shown))} for at, text in client.errors],
         "wire_log": {"kept": len(client.wire), "capacity": client.wire.capacity},
         "timeout_ms": client.server.timeout,
     }

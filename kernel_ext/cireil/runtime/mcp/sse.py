@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -26,12 +27,18 @@ class SseParser:
 
     `limit` bounds one event (data and the line in progress, in characters): past it `feed` raises
     SseTooLarge, so a server cannot grow one event without end. Events before it are not counted.
+
+    Linear in the text fed, however it is cut: a line that arrives in many pieces is kept as the list of its
+    pieces and joined once, when its end comes, and each piece is searched for a line end once.
     """
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit
         self._size = 0  # characters of data in the event being read
-        self._buffer = ""
+        self._pieces: list[str] = []  # the line in progress (no line end in it, bar a CR at the very end)
+        self._held = 0  # characters in _pieces
+        # texts fed and not yet read through, each with where reading stands: a caller may stop at any event
+        self._queue: deque[tuple[str, int]] = deque()
         self._data: list[str] = []
         self._event = ""
         self._id: str | None = None
@@ -39,31 +46,64 @@ class SseParser:
         self.last_id: str | None = None
 
     def feed(self, text: str) -> Iterator[Event]:
-        buffer = self._buffer + text if self._buffer else text
-        start = 0
-        while True:
-            cut = _line_end(buffer, start)
-            if cut is None:
-                self._buffer = buffer[start:]
-                if self.limit is not None and self._size + len(self._buffer) > self.limit:
-                    raise SseTooLarge(self._pending())
-                return
-            end, skip = cut
-            line = buffer[start:end]
-            start = end + skip  # the buffer is cut once per event, not once per line
+        if text:
+            self._queue.append((text, 0))
+        while self._queue:
+            rest, start = self._queue[0]
+            yield from self._scan(rest, start)
+            self._queue.popleft()
+
+    def _scan(self, text: str, start: int) -> Iterator[Event]:
+        if self._pieces and self._pieces[-1].endswith("\r"):  # a CR held back: a line end after all
+            line = "".join(self._pieces)[:-1]
+            self._pieces, self._held = [], 0
+            if text.startswith("\n", start):
+                start += 1
             event = self._line(line)
             if event is not None:
-                self._buffer = buffer[start:]  # consistent should the caller stop here
+                self._queue[0] = (text, start)  # consistent should the caller stop here
+                yield event
+        n = len(text)
+        lf = cr = -2  # where the next LF and CR are from `start` (-1: none): each is searched for once
+        while True:
+            if lf != -1 and lf < start:
+                lf = text.find("\n", start)
+            if cr != -1 and cr < start:
+                cr = text.find("\r", start)
+            if cr == -1 or (lf != -1 and lf < cr):
+                end, skip = (lf, 1) if lf != -1 else (-1, 0)
+            elif cr + 1 == n:
+                end, skip = -1, 0  # a lone CR at the end may be the first half of CRLF: wait for more
+            else:
+                end, skip = cr, 2 if text[cr + 1] == "\n" else 1
+            if end == -1:
+                self._queue[0] = (text, n)
+                if start < n:
+                    self._pieces.append(text[start:] if start else text)
+                    self._held += n - start
+                if self.limit is not None and self._size + self._held > self.limit:
+                    raise SseTooLarge(self._pending())
+                return
+            if self._pieces:
+                self._pieces.append(text[start:end])
+                line = "".join(self._pieces)
+                self._pieces, self._held = [], 0
+            else:
+                line = text[start:end]
+            start = end + skip
+            event = self._line(line)
+            if event is not None:
+                self._queue[0] = (text, start)  # consistent should the caller stop here
                 yield event
 
     def finish(self) -> Iterator[Event]:
         """At the end of the stream: a CR held back as a possible half of CRLF was a line end after all."""
-        if self._buffer.endswith("\r"):
+        if self._pieces and self._pieces[-1].endswith("\r"):
             yield from self.feed("\n")
 
     def _pending(self) -> str:
         """The event read so far as its data would be: what a spill keeps of it."""
-        line = self._buffer
+        line = "".join(self._pieces)
         if line.startswith("data:"):
             line = line[6:] if line.startswith("data: ") else line[5:]
         return "\n".join([*self._data, line]) if self._data else line
@@ -79,6 +119,8 @@ class SseParser:
         if name == "data":
             self._data.append(value)
             self._size += len(value)
+            if self.limit is not None and self._size > self.limit:  # many short lines make one event too
+                raise SseTooLarge(self._pending())
         elif name == "event":
             self._event = value
         elif name == "id" and "\0" not in value:
@@ -95,13 +137,3 @@ class SseParser:
         if not data:
             return None  # a priming event (an id with empty data) carries no message
         return Event(event, data, ident)
-
-
-def _line_end(buffer: str, start: int = 0) -> tuple[int, int] | None:
-    """Where the first complete line from `start` ends and how long its terminator is."""
-    lf, cr = buffer.find("\n", start), buffer.find("\r", start)
-    if cr == -1 or (lf != -1 and lf < cr):
-        return None if lf == -1 else (lf, 1)
-    if cr + 1 == len(buffer):
-        return None  # a lone CR at the end may be the first half of CRLF: wait for more
-    return cr, 2 if buffer[cr + 1] == "\n" else 1

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from .headers import masked_headers, masked_url
+from ..base.secrets import mask, mask_data, mask_url, masked_headers
 
 DEFAULT_CAPACITY = 64
 BODY_LIMIT = 64 * 1024  # characters kept of one message; a huge tools/list is cut, not stored whole
@@ -117,16 +117,17 @@ class Exchange:
 
     # -- looking ----------------------------------------------------------------------------------------
     def as_dict(self) -> dict[str, Any]:
-        """Plain JSON data with Authorization, cookies and the configured headers masked."""
+        """Plain JSON data with Authorization, cookies and the configured headers masked, and every known
+        secret (base/secrets.py) wherever else it appears."""
         request: dict[str, Any] = {"headers": masked_headers(self.request_headers, self.secret)}
-        request["body"] = _decoded(self.body.decode("utf-8", "replace"))
+        request["body"] = mask_data(_decoded(self.body.decode("utf-8", "replace")))
         out: dict[str, Any] = {
             "seq": self.seq,
             "server": self.server,
             "at": datetime.fromtimestamp(self.at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "method": self.method,
             "http": self.http_method,
-            "url": masked_url(self.url),
+            "url": mask_url(self.url),
             "revision": self.revision,
             "request": request,
         }
@@ -135,7 +136,7 @@ class Exchange:
                 "status": self.status,
                 "headers": masked_headers(self.response_headers, self.secret),
                 "type": self.kind or None,
-                "messages": [_decoded(m) for m in self.messages],
+                "messages": [mask_data(_decoded(m)) for m in self.messages],
             }
         out["timings_ms"] = {
             "connect": _ms(self.connect_ms),
@@ -145,7 +146,7 @@ class Exchange:
         if self.truncated:
             out["truncated"] = True
         if self.error is not None:
-            out["error"] = self.error.replace(self.url, out["url"])
+            out["error"] = mask(self.error.replace(self.url, out["url"]))
         return out
 
 
