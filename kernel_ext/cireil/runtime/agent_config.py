@@ -180,6 +180,10 @@ def read_config(
         from .original.unhonoured import unhonoured_warnings
 
         issues += unhonoured_warnings(layout.directory, in_root=layout.runtime_root is not None)
+        from .jobs.config import schedule_issues
+        from .jobs.heartbeat import interval_issues
+
+        issues += schedule_issues(layout.directory) + interval_issues(layout.directory)
     fresh = mcp_servers is None  # connections opened here are closed here when the config is broken
     if mcp_servers is None:
         mcp_src = _read(layout, MCP_FILE, issues)
@@ -213,6 +217,8 @@ def read_config(
         issues.append(ConfigIssue(TOOLS_FILE, None, "required file is missing"))
     if with_content:
         issues += _content_warnings(layout, skills=with_skills)
+        issues += system_issues(layout, "warning")
+        issues += _engine_file_warning(layout)
     if any(i.severity == "error" for i in issues):
         if fresh:
             close_mcp(mcp)
@@ -265,6 +271,35 @@ def _engine_issues(layout: AgentLayout) -> list[ConfigIssue]:
     return parse_engine_config(source)[1]
 
 
+_NOT_A_FILE = ": agent turns fail until it is a regular TOML file"
+_ENGINE_FILE = "config/engine.toml"  # engine_config.ENGINE_FILE, named without loading its parser at load
+
+
+def _engine_file_warning(layout: AgentLayout) -> list[ConfigIssue]:
+    """engine.toml is checked in full at dry-run and at each turn; load only says when it is not a file
+    that can be read at all (a directory, FIFO or device), which no edit of its keys would fix."""
+    try:
+        read_config_bytes(layout.directory, _ENGINE_FILE)
+    except TomlSyntaxError as exc:
+        message = f"{exc.issue.message}{_NOT_A_FILE}"
+        return [replace(exc.issue, message=message, severity="warning")]
+    return []
+
+
+def system_issues(layout: AgentLayout, severity: str = "error") -> list[ConfigIssue]:
+    """The runtime root's config/system.toml (its `timezone` dates every turn): a bad one fails every turn,
+    so load warns and dry-run refuses, at its line."""
+    if layout.runtime_root is None:
+        return []
+    from .engine.timefmt import load_timezone
+
+    try:
+        load_timezone(layout.runtime_root)
+    except ConfigError as exc:
+        return [replace(i, severity=severity) for i in exc.issues]
+    return []
+
+
 def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     """Validate everything loading validates, without loading; never raises for bad config."""
     try:
@@ -274,7 +309,13 @@ def dry_run(path: str | Path, *, tools: Iterable[Tool] = ()) -> DryRunReport:
     snapshot, issues = read_config(layout, with_skills=True, extra_tools=check_extra(tools))
     if snapshot is not None:
         close_mcp(snapshot.mcp)  # dry-run discovers, never calls
+    system = system_issues(layout, "warning")
+    issues = [replace(i, severity="error") if i in system else i for i in issues]  # every turn would fail
+    issues = [i for i in issues if not i.message.endswith(_NOT_A_FILE)]  # _engine_issues checks it in full
     issues += _engine_issues(layout)
+    from .config.cireil_config import dry_run_issues
+
+    issues += dry_run_issues(layout.directory)  # config/cireil.toml: [limits] bound every turn
     from .original.runtime_root import compatibility_warnings
 
     issues += compatibility_warnings(layout)  # what the original runtime would refuse, when it shares the root

@@ -16,7 +16,7 @@ are collected, never raised: a caller reports every one at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..base.errors import ConfigIssue
 from .tomlsource import TomlSource
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
+MAX_UNKNOWN = 50  # unknown keys listed one by one in a file; the rest are counted in one issue
 # An HTTP header name (RFC 9110 token): checked for custom headers of engine.toml and mcp.toml alike.
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
@@ -56,6 +57,8 @@ def toml_repr(value: Any) -> str:
         return "a table"
     if isinstance(value, list | tuple):
         return "an array"
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return "a number of more than 30 digits"
     return repr(value)
 
 
@@ -92,6 +95,20 @@ def expectation(spec: params.Field) -> str:
     return "a table"
 
 
+def _float_for_integer(value: Any, spec: params.Field) -> bool:
+    """A TOML float where the field takes only whole numbers (booleans are refused by params already)."""
+    if isinstance(value, list) and isinstance(spec, params.Array) and spec.items is not None:
+        return any(_float_for_integer(item, spec.items) for item in value[:10_000])
+    if not isinstance(value, float) or not value.is_integer():
+        return False  # 1.5 is refused as any wrong value is; only a whole float passes params and needs this
+    if isinstance(spec, params.Number):
+        return spec.integer
+    if isinstance(spec, params.AnyOf):
+        numbers = [o for o in spec.options if isinstance(o, params.Number)]
+        return bool(numbers) and all(o.integer for o in numbers)
+    return False
+
+
 class Checker:
     """The issues of one file. `prefix` leads every message (original/unhonoured.py: what the original refuses)."""
 
@@ -102,6 +119,8 @@ class Checker:
         self.issues = [] if issues is None else issues
         self.severity = severity
         self.prefix = prefix
+        self._unknown = 0  # unknown keys met so far
+        self._summary: int | None = None  # where the issue counting those past MAX_UNKNOWN is
 
     def fail(self, path: tuple, message: str, severity: str | None = None) -> None:
         self.issues.append(self.source.issue(path, self.prefix + message, severity or self.severity))
@@ -113,11 +132,37 @@ class Checker:
         """An issue for each key of `table` not in `known`; the unknown keys. `hints`: key -> its own hint."""
         found = [key for key in table if key not in known]
         for key in found:
-            self.fail((*where, key), unknown_key(key, known, where, hint=hints.get(key)))
+            self.unknown_issue((*where, key), lambda k=key: unknown_key(k, known, where, hint=hints.get(k)))
         return found
+
+    def unknown_issue(self, path: tuple, message: Callable[[], str]) -> None:
+        """One unknown key: the first MAX_UNKNOWN of a file are listed (with their did-you-mean), the rest
+        counted in one issue, so that a file of a hundred thousand stray keys is read in linear time and
+        reported in a screenful."""
+        self._unknown += 1
+        if self._unknown <= MAX_UNKNOWN:
+            self.fail(path, message())
+            return
+        more = self._unknown - MAX_UNKNOWN
+        text = f"{more} more unknown key{'s' if more > 1 else ''} after the first {MAX_UNKNOWN} (not listed)"
+        if self._summary is None:
+            self._summary = len(self.issues)
+            self.fail(path, text)
+        else:
+            self.issues[self._summary] = replace(self.issues[self._summary], message=self.prefix + text)
 
     def value(self, path: tuple, value: Any, spec: params.Field) -> tuple[bool, Any]:
         """(ok, the clean value) for one present key."""
+        if _float_for_integer(value, spec):
+            # params takes 5.0 for an integer (JSON tool arguments cannot tell them apart); TOML can, and
+            # the spec's integer keys are integers: `1e9` or `1.0` is refused, never rounded into a limit.
+            # cireil's rule, not the original's (its JavaScript numbers take 1.0 as 1): no `prefix` saying so
+            message = (
+                f"'{label(*path)}' must be {expectation(spec)} written without a decimal point "
+                f"or exponent (a TOML integer), not {toml_repr(value)}"
+            )
+            self.issues.append(self.source.issue(path, message, self.severity))
+            return False, None
         clean, problems = spec.validate(value, path)
         if not problems:
             return True, clean

@@ -18,13 +18,16 @@ from ..base.errors import ConfigIssue
 from ..files import safefs
 
 _BARE = r"[A-Za-z0-9_-]+"
-_BASIC = r'"(?:[^"\\]|\\.)*"'
-_LITERAL = r"'[^']*'"
+# possessive: a megabyte-long string is one linear scan, not a backtracking stack of a million frames
+_BASIC = r'"(?:[^"\\\n]++|\\.)*+"'
+_LITERAL = r"'[^'\n]*+'"
 _KEY_PART = rf"(?:{_BARE}|{_BASIC}|{_LITERAL})"
 _DOTTED = rf"{_KEY_PART}(?:\s*\.\s*{_KEY_PART})*"
 _HEADER = re.compile(rf"^\s*(\[\[?)\s*({_DOTTED})\s*\]\]?")
 _ASSIGN = re.compile(rf"^\s*({_DOTTED})\s*=")
 _PARTS = re.compile(_KEY_PART)
+_BASIC_AT = re.compile(_BASIC)
+_LITERAL_AT = re.compile(_LITERAL)
 
 
 def _split_key(dotted: str) -> tuple[str, ...]:
@@ -59,11 +62,11 @@ def _value_state(rest: str, depth: int, in_string: str | None) -> tuple[int, str
             in_string = rest[i : i + 3]
             i += 3
         elif ch == '"':
-            m = re.match(_BASIC, rest[i:])
-            i += len(m.group(0)) if m else len(rest)
+            m = _BASIC_AT.match(rest, i)  # matched in place: slicing the line at every string is quadratic
+            i = m.end() if m else len(rest)
         elif ch == "'":
-            m = re.match(_LITERAL, rest[i:])
-            i += len(m.group(0)) if m else len(rest)
+            m = _LITERAL_AT.match(rest, i)
+            i = m.end() if m else len(rest)
         elif ch == "#":
             break
         elif ch in "[{":
@@ -95,6 +98,9 @@ class TomlSource:
             raise TomlSyntaxError.from_decode(rel, exc, text) from None
         except RecursionError:  # tomllib recurses once per nested array or inline table
             raise TomlSyntaxError(ConfigIssue(rel, deep_line(text), f"invalid TOML: {TOO_DEEP}")) from None
+        except ValueError:  # tomllib lets int() refuse a number of thousands of digits
+            issue = ConfigIssue(rel, long_number_line(text), f"invalid TOML: {TOO_LONG_NUMBER}")
+            raise TomlSyntaxError(issue) from None
         source = cls(rel, text, data)
         source._index()
         return source
@@ -170,6 +176,16 @@ def deep_line(text: str) -> int | None:
     return None
 
 
+TOO_LONG_NUMBER = "a number too long to read (an integer is at most 64 bits, about 19 digits)"
+_LONG_DIGITS = re.compile(r"[0-9_]{1000}")
+
+
+def long_number_line(text: str) -> int | None:
+    """The line of the first run of a thousand digits (a hint: strings are not told apart)."""
+    match = _LONG_DIGITS.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
 class TomlSyntaxError(Exception):
     """The file is not TOML at all; carries the one issue to report."""
 
@@ -192,6 +208,27 @@ class TomlSyntaxError(Exception):
         return cls(ConfigIssue(rel, line, f"invalid TOML: {message}"))
 
 
+_MAKE_IT_A_FILE = "it is not read: replace it with a TOML file, or remove it"
+
+
+def _kind(path: Path) -> str:
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "it cannot be examined"
+    if stat.S_ISDIR(mode):
+        return "it is a directory"
+    if stat.S_ISFIFO(mode):
+        return "it is a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "it is a device" + (" (a symlink to one)" if path.is_symlink() else "")
+    if stat.S_ISSOCK(mode):
+        return "it is a socket"
+    return "it is not a plain file"
+
+
 def read_config_bytes(agent_dir: Path, rel: str) -> bytes | None:
     """The bytes of `rel` under the agent directory; None when it does not exist.
 
@@ -203,11 +240,14 @@ def read_config_bytes(agent_dir: Path, rel: str) -> bytes | None:
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        problem = "not a regular file (it is a directory)"
+        problem = f"not a regular file (it is a directory); {_MAKE_IT_A_FILE}"
     except safefs.NotRegularFile:
-        problem = "not a regular file"
+        problem = f"not a regular file ({_kind(agent_dir / rel)}); {_MAKE_IT_A_FILE}"
     except safefs.FileTooLarge:
-        problem = f"file is larger than {safefs.CONFIG_LIMIT} bytes, too large for a configuration file"
+        problem = (
+            f"file is larger than {safefs.CONFIG_LIMIT} bytes, too large for a configuration file; "
+            "it is not read: shorten it"
+        )
     except OSError as exc:
         problem = f"cannot be read: {exc.strerror or exc}"
     raise TomlSyntaxError(ConfigIssue(rel, None, problem))

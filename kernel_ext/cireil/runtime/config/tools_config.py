@@ -120,7 +120,7 @@ def parse_tools_config(
         elif name in REMOVED_TOOLS:
             check.fail(where, REMOVED_TOOLS[name])
         elif name not in known:
-            check.fail(where, _unknown_message(name, known, mcp_servers))
+            check.unknown_issue(where, lambda name=name: _unknown_message(name, known, mcp_servers))
         elif check.value(where, value, params.Boolean())[0]:
             config.enabled[name] = value
     issues = check.issues

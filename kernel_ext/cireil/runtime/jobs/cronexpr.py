@@ -25,18 +25,34 @@ _NICKNAMES = {
 _MONTHS = {name.upper(): n for n, name in enumerate(calendar.month_abbr) if name}
 _DAYS = {"SUN": 0, "MON": 1, "TUE": 2, "WED": 3, "THU": 4, "FRI": 5, "SAT": 6}
 _SEARCH_DAYS = 366 * 8  # Feb 29 on a given weekday can be years away
+# A field's number is at most a few ASCII digits: str.isdigit() also takes '²' or '٣' (which int() then
+# refuses or reads as 3), and int() of thousands of digits raises; both must be a message, not a traceback.
+_MAX_DIGITS = 4
+MAX_EXPRESSION = 1024  # characters of one cron expression: a real one is a few dozen
+
+
+def _digits(text: str) -> int | None:
+    """The value of a short run of ASCII digits, else None."""
+    if not text or len(text) > _MAX_DIGITS or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
 
 
 class CronError(ValueError):
     pass
 
 
+def _shown(text: str) -> str:
+    """A piece of the expression as a message quotes it: short, escaped (it came from a hand-edited file)."""
+    return repr(text if len(text) <= 40 else text[:40] + "…")
+
+
 def _number(text: str, names: dict[str, int], lo: int, hi: int, field: str) -> int:
     value = names.get(text.upper()) if names else None
     if value is None:
-        if not text.isdigit():
-            raise CronError(f"{field}: {text!r} is not a number{' or a name' if names else ''}")
-        value = int(text)
+        value = _digits(text)
+        if value is None:
+            raise CronError(f"{field}: {_shown(text)} is not a number{' or a name' if names else ''}")
     if not lo <= value <= hi:
         raise CronError(f"{field}: {value} is outside {lo}-{hi}")
     return value
@@ -46,20 +62,21 @@ def _field(text: str, lo: int, hi: int, field: str, names: dict[str, int] | None
     out: set[int] = set()
     for item in text.split(","):
         if not item:
-            raise CronError(f"{field}: empty list item in {text!r}")
+            raise CronError(f"{field}: empty list item in {_shown(text)}")
         base, _, step_text = item.partition("/")
         step = 1
         if step_text:
-            if not step_text.isdigit() or int(step_text) < 1:
-                raise CronError(f"{field}: step {step_text!r} must be a whole number >= 1")
-            step = int(step_text)
+            value = _digits(step_text)
+            if value is None or value < 1:
+                raise CronError(f"{field}: step {_shown(step_text)} must be a whole number >= 1")
+            step = value
         if base in ("*", "?"):
             start, end = lo, hi
         elif "-" in base:
             a, _, b = base.partition("-")
             start, end = _number(a, names or {}, lo, hi, field), _number(b, names or {}, lo, hi, field)
             if start > end:
-                raise CronError(f"{field}: range {base!r} runs backwards")
+                raise CronError(f"{field}: range {_shown(base)} runs backwards")
         else:
             start = _number(base, names or {}, lo, hi, field)
             end = hi if step_text else start
@@ -83,12 +100,14 @@ class CronExpr:
 
     @classmethod
     def parse(cls, text: str) -> CronExpr:
+        if len(text) > MAX_EXPRESSION:
+            raise CronError(f"the expression is {len(text)} characters long; at most {MAX_EXPRESSION} are read")
         expr = _NICKNAMES.get(text.strip().lower(), text.strip())
         parts = expr.split()
         if len(parts) == 5:
             parts = ["0", *parts]
         if len(parts) != 6:
-            raise CronError(f"{text!r} needs 5 fields (minute hour day month weekday) or 6 (seconds first)")
+            raise CronError(f"{_shown(text)} needs 5 fields (minute hour day month weekday) or 6 (seconds first)")
         sec, minute, hour, dom, month, dow = parts
         last_day = False
         dom_items = []
@@ -104,9 +123,10 @@ class CronExpr:
             upper = item.upper()
             if "#" in upper:
                 day, _, n = upper.partition("#")
-                if not n.isdigit() or not 1 <= int(n) <= 5:
-                    raise CronError(f"day of week: {item!r} needs #1 to #5")
-                nth.add((_number(day, _DAYS, 0, 7, "day of week") % 7, int(n)))
+                count = _digits(n)
+                if count is None or not 1 <= count <= 5:
+                    raise CronError(f"day of week: {_shown(item)} needs #1 to #5")
+                nth.add((_number(day, _DAYS, 0, 7, "day of week") % 7, count))
             elif upper.endswith("L") and len(upper) > 1:
                 nth.add((_number(upper[:-1], _DAYS, 0, 7, "day of week") % 7, -1))
             else:
@@ -147,7 +167,11 @@ class CronExpr:
         local = after.astimezone()
         start = local.replace(tzinfo=None, microsecond=0) + timedelta(seconds=1)
         day = start.date()
-        for _ in range(_SEARCH_DAYS):
+        last = day + timedelta(days=_SEARCH_DAYS)
+        while day <= last:
+            if day.month not in self.months:  # a month at a time: "Feb 30" gives up after 8 Februaries, not 2,922 days
+                day = date(day.year + day.month // 12, day.month % 12 + 1, 1)
+                continue
             if self._day_matches(day):
                 first = start if day == start.date() else datetime(day.year, day.month, day.day)
                 found = self._time_on(day, first)

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ..config.tomlsource import TomlSyntaxError, read_toml
+from ..base.errors import ConfigIssue
+from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
 from ..files.paths import read_agent_file
+from .config import every_problem
 from .schema import SECONDS, Report
 
 HEARTBEAT_FILE = "config/heartbeat.toml"
@@ -65,7 +67,10 @@ class Heartbeat:
 
 def _minutes(text: str) -> int | None:
     hours, _, minutes = text.partition(":")
-    if not (hours.isdigit() and minutes.isdigit() and int(hours) < 24 and int(minutes) < 60):
+    # ASCII and short: isdigit() also takes '²' (which int() refuses) and int() refuses thousands of digits
+    if not all(p.isascii() and p.isdigit() and len(p) <= 2 for p in (hours, minutes)):
+        return None
+    if not (int(hours) < 24 and int(minutes) < 60):
         return None
     return int(hours) * 60 + int(minutes)
 
@@ -83,6 +88,9 @@ def load_heartbeat(directory: Path) -> tuple[Heartbeat | None, list[str]]:
     if report.out:
         return None, [str(i) for i in report.out]
     data = source.data
+    too_long = _interval_issue(source)
+    if too_long is not None:
+        return None, [str(too_long)]
     hours = data.get("activeHours") or {}
     shown = data.get("visibility") or {}
     return (
@@ -100,6 +108,29 @@ def load_heartbeat(directory: Path) -> tuple[Heartbeat | None, list[str]]:
         ),
         [],
     )
+
+
+def _interval_issue(source: TomlSource) -> ConfigIssue | None:
+    interval = source.data.get("interval", 1800)
+    too_long = every_problem(interval, "interval") if isinstance(interval, int) else None
+    if too_long is None:
+        return None
+    message = f"{too_long}; the heartbeat does not pulse: give it a shorter interval"
+    return source.issue(("interval",), message, "warning")
+
+
+def interval_issues(directory: Path) -> list[ConfigIssue]:
+    """An interval the original takes but cireil cannot wait (dry-run and load say so at its line)."""
+    try:
+        source = read_toml(directory, HEARTBEAT_FILE)
+    except (TomlSyntaxError, OSError):
+        return []  # reported with the file's other problems
+    if source is None:
+        return []
+    report = Report(source)
+    heartbeat_schema(report)
+    issue = None if report.out else _interval_issue(source)
+    return [issue] if issue is not None else []
 
 
 def heartbeat_schema(report: Report) -> None:

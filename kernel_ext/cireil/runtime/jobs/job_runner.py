@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.loop import RUNTIME
 from ..files import safefs
 from ..sessions import messages as msgs
+from ..sessions.errors import SessionError
 from ..sessions.state import Session
 from .config import CRON_FILE, Job, load_jobs
 from .heartbeat import HEARTBEAT_FILE, OK_REPLY, PROMPT, Heartbeat, load_heartbeat, tasks_text
@@ -42,6 +43,14 @@ PULSE = "heartbeat"  # the heartbeat's key in next/last/running
 
 def local_now() -> datetime:
     return datetime.now().astimezone()
+
+
+def _later(now: datetime, seconds: int) -> datetime | None:
+    """`seconds` after now, or None past the dates Python holds."""
+    try:
+        return now + timedelta(seconds=seconds)
+    except OverflowError:
+        return None
 
 
 @dataclass
@@ -95,9 +104,20 @@ class JobRunner:
         self.heartbeat, heartbeat_problems = load_heartbeat(directory)
         self.problems += heartbeat_problems
         now = now or self.clock()
-        self.next = {job.id: self._first(job, now) for job in self.jobs if job.enabled}
+        self.next = {}
+        for job in [j for j in self.jobs if j.enabled]:
+            try:
+                self.next[job.id] = self._first(job, now)
+            except (OverflowError, ValueError) as exc:  # one job past the dates Python holds: it alone stops
+                self.jobs.remove(job)
+                where = f"{CRON_FILE}:{job.line}" if job.line else CRON_FILE
+                self.problems.append(f"{where}: job '{job.id}' cannot be scheduled ({exc}); the others run")
         if self.heartbeat is not None and self.heartbeat.enabled:
-            self.next[PULSE] = now + timedelta(seconds=self.heartbeat.interval)  # one interval after the start
+            at = _later(now, self.heartbeat.interval)  # one interval after the start
+            if at is None:
+                self.problems.append(f"{HEARTBEAT_FILE}: the interval cannot be scheduled; the heartbeat stops")
+            else:
+                self.next[PULSE] = at
         return True
 
     @staticmethod
@@ -115,7 +135,10 @@ class JobRunner:
     def _after_run(job: Job, now: datetime) -> datetime | None:
         if job.kind == "at":
             return None
-        return JobRunner._first(job, now)
+        try:
+            return JobRunner._first(job, now)
+        except (OverflowError, ValueError):  # past year 9999: this job has run its last
+            return None
 
     def job(self, job_id: str) -> Job | None:
         return next((j for j in self.jobs if j.id == job_id), None)
@@ -153,7 +176,7 @@ class JobRunner:
             finally:
                 self.running.discard(PULSE)
                 if rearm and heartbeat is not None and self.heartbeat is heartbeat:
-                    self.next[PULSE] = self.clock() + timedelta(seconds=heartbeat.interval)
+                    self.next[PULSE] = _later(self.clock(), heartbeat.interval)
 
         task = asyncio.ensure_future(run())
         self._runs.add(task)
@@ -321,7 +344,10 @@ class JobRunner:
             if session.last_activity != before:  # a pulse is not the person's activity ("last" stays theirs)
                 session.last_activity = before
                 if host.store is not None:
-                    host.store.save_state(session)
+                    try:
+                        host.store.save_state(session)
+                    except SessionError as exc:  # a full disk or a read-only sessions.db: said, never raised here
+                        self._notice(f"heartbeat: {exc}")
         text = outcome.responses[-1].get("content", "") if outcome.responses else ""
         visible = heartbeat.show_ok if text.strip() == OK_REPLY else heartbeat.show_alerts
         if visible:
@@ -342,7 +368,11 @@ class JobRunner:
         if target.startswith("discord:") or target == "owner":
             self._notice(f"cron job '{job.id}': cireil has no Discord channel; not announced to {target}: {text}")
             return
-        self.engine.deliver(target, text, source=self._source(job))
+        try:
+            self.engine.deliver(target, text, source=self._source(job))
+        except SessionError as exc:  # the result could not be kept in the target: said once, the job goes on
+            self._notice(f"cron job '{job.id}': not announced to {target}: {exc}")
+            return
         self.engine.background_event({"type": "announce", "sessionId": target, "content": text, "jobId": job.id})
 
     async def _webhook(self, job: Job, text: str) -> None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..base.errors import ConfigIssue, ToolError
+from ..base.jsonbound import MAX_DEPTH
 from ..base.params import RawObject
 from ..config.mcp_config import McpServer
 from ..toolkit.resultcap import RESULT_LIMIT
 from ..toolkit.tool import Tool, ToolContext
 from .client import McpClient
 from .errors import McpError, McpTimeout
+from .jsonrpc import TOO_DEEP_MARK
 from .naming import MAX_NAME, local_name
 from .spill import Spill
 from .wirelog import CAPTURE, Exchange
@@ -55,19 +57,35 @@ async def _connect(client: McpClient) -> list[dict] | str:
 
 
 def _add_tools(found: Discovered, client: McpClient, listing: list[dict], issue_at: IssueAt) -> None:
+    """Each tool the server lists, or a warning naming it: one bad definition leaves out that tool alone,
+    and the server's other tools work."""
     server = client.server
+
+    def dropped(message: str) -> ConfigIssue:
+        issue = issue_at(server, f"{message}; this tool is left out, the server's other tools work")
+        return replace(issue, severity="warning")
+
     remote_of: dict[str, str] = {}
     for spec in listing:
         remote = spec.get("name")
         if not isinstance(remote, str) or not remote:
-            found.issues.append(issue_at(server, f"server '{server.name}' lists a tool without a name"))
+            found.issues.append(dropped(f"server '{server.name}' lists a tool without a name"))
+            continue
+        if spec.get(TOO_DEEP_MARK) is True:
+            found.issues.append(
+                dropped(
+                    f"server '{server.name}': tool {_quoted(remote)} has a definition nested deeper than "
+                    f"{MAX_DEPTH} levels"
+                )
+            )
             continue
         name = local_name(server.name, remote)
         if len(name) > MAX_NAME:
-            found.issues.append(
+            found.issues.append(  # an error: the server's name in mcp.toml is what makes it long
                 issue_at(
                     server,
-                    f"server '{server.name}': tool '{remote}' would be named '{name}', over {MAX_NAME} characters",
+                    f"server '{server.name}': tool {_quoted(remote)} would be named {_quoted(name)}, "
+                    f"over {MAX_NAME} characters",
                 )
             )
             continue
@@ -78,10 +96,15 @@ def _add_tools(found: Discovered, client: McpClient, listing: list[dict], issue_
             )
             continue
         if problem := _schema_problem(spec.get("inputSchema")):
-            found.issues.append(issue_at(server, f"server '{server.name}': tool '{remote}' {problem}"))
+            found.issues.append(dropped(f"server '{server.name}': tool {_quoted(remote)} {problem}"))
             continue
         remote_of[name] = remote
         found.tools[name] = _tool(client, name, remote, spec)
+
+
+def _quoted(name: str) -> str:
+    """A server's tool name in a message: short (it may be megabytes)."""
+    return f"'{name}'" if len(name) <= 80 else f"'{name[:80]}…'"
 
 
 def _schema_problem(schema: object) -> str | None:
@@ -96,7 +119,8 @@ def _schema_problem(schema: object) -> str | None:
         return f"has an inputSchema that is not a JSON Schema object but {type(schema).__name__}"
     kind = schema.get("type", "object")
     if kind != "object":
-        return f'has an inputSchema of type {kind!r}; tool arguments must be an object schema (type "object")'
+        shown = repr(kind) if isinstance(kind, str) and len(kind) <= 40 else f"a {type(kind).__name__}"
+        return f'has an inputSchema of type {shown}; tool arguments must be an object schema (type "object")'
     return None
 
 

@@ -93,6 +93,22 @@ def _filters(
     return where, args
 
 
+class BadText(str):
+    """A TEXT value of sessions.db that is not UTF-8 (a hand-edited row): kept with U+FFFD in place of the
+    bad bytes so that reading every other row goes on; the row holding it is reported unreadable."""
+
+
+def text_of_row(raw: bytes) -> str:
+    """sqlite3's text_factory for sessions.db."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return BadText(raw.decode("utf-8", "replace"))
+
+
+UNREADABLE_HINT = "the other sessions work; repair or delete this row of sessions.db to open it"
+
+
 class SideIndex:
     """Mixed into SessionStore: uses its connections (`_db`, `side`), lock, columns and row decoding."""
 
@@ -112,11 +128,19 @@ class SideIndex:
         have = set(self._columns)
         cursor = "history_cursor" if "history_cursor" in have else "0"
         activity = "COALESCE(last_activity, '')" if "last_activity" in have else "''"
-        return f"length(history) || '|' || {cursor} || '|' || {activity} || '|' || length(meta)"
+        # every column a row is read from: a hand edit of any of them is looked at again (and reported)
+        sections = "COALESCE(length(active_file_sections), -1)" if "active_file_sections" in have else "2"
+        return (
+            f"length(history) || '|' || {cursor} || '|' || {activity} || '|' || length(meta)"
+            f" || '|' || COALESCE(length(opened_files), -1) || '|' || {sections}"
+        )
 
     @staticmethod
     def _fingerprint(row: tuple) -> str:
-        return f"{len(row[2])}|{row[5]}|{row[4] or ''}|{len(row[1])}"
+        def size(value: Any) -> int:
+            return len(value) if isinstance(value, str | bytes) else -1
+
+        return f"{len(row[2])}|{row[5]}|{row[4] or ''}|{len(row[1])}|{size(row[3])}|{size(row[6])}"
 
     def _index_session(
         self,
@@ -203,6 +227,14 @@ class SideIndex:
         return True
 
     def _reindex_row(self, side: sqlite3.Connection, row_id: str) -> None:
+        if isinstance(row_id, BadText):  # no query can name this row again: listed as unreadable, never opened
+            problem = f"sessions.db: a session whose id is not valid UTF-8 ({row_id[:60]!r}) cannot be read"
+            side.execute(
+                "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
+                " error) VALUES (?, ?, '', 0, '', ?)",
+                (row_id, row_id, problem),
+            )
+            return
         row = self._raw_row(self._db, row_id)
         if row is None or self._append_only(side, row_id, row):
             return
@@ -235,11 +267,16 @@ class SideIndex:
             stale = [rid for rid, fp in rows.items() if indexed.get(rid) != fp]
             gone = [rid for rid in indexed if rid not in rows]
             if stale or gone:
-                with self._side_transaction() as side:
-                    for rid in gone:
-                        self._unindex(side, rid)
-                    for rid in stale:
-                        self._reindex_row(side, rid)
+                try:
+                    with self._side_transaction() as side:
+                        for rid in gone:
+                            self._unindex(side, rid)
+                        for rid in stale:
+                            self._reindex_row(side, rid)
+                except sqlite3.Error:
+                    # the side file cannot grow (a full disk): reads go on with the index as it was, and the
+                    # next look tries again
+                    return
             self._data_version = version
 
     def session_error(self, session_id: str) -> str | None:
@@ -255,7 +292,7 @@ class SideIndex:
         self.refresh_index()
         with self._lock:
             rows = self.side.execute("SELECT error FROM indexed_sessions WHERE error IS NOT NULL").fetchall()
-        return [r[0].removeprefix("sessions.db: ") for r in rows]
+        return [f"{r[0].removeprefix('sessions.db: ')}: {UNREADABLE_HINT}" for r in rows]
 
     # -- listing and search ---------------------------------------------------------------------
 

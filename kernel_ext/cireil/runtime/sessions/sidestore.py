@@ -80,6 +80,14 @@ CREATE INDEX IF NOT EXISTS attachments_by_message ON attachments (session_id, me
 """
 
 
+def open_memory_side() -> sqlite3.Connection:
+    """A side file in memory, for an agent folder cireil cannot write: the index is rebuilt at each load and
+    the extras of this process are lost at its end (sessions.db itself is then read-only too)."""
+    db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
+    return db
+
+
 def open_side(agent_dir: Path) -> sqlite3.Connection:
     """Open (creating when missing) cireil's side file; a file of another version is rebuilt from scratch."""
     path = Path(agent_dir) / SIDE_FILE

@@ -15,6 +15,8 @@ The runtime loop thread and the kernel's main thread share the connections behin
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
@@ -37,8 +39,9 @@ from .errors import SessionConflict, SessionError, SessionFormatError, SessionRe
 from .messages import now_iso
 from .oldcireil import convert
 from .rowids import channel_for, id_problem, memory_id, meta_for_new, other_holders, stored_id
-from .sideindex import SideIndex, channel_of, preview_of, to_epoch
-from .sidestore import open_side
+from .sideindex import BadText, SideIndex, channel_of, preview_of, to_epoch
+from .sideindex import text_of_row as _text
+from .sidestore import SIDE_FILE, open_memory_side, open_side
 from .state import Session, platform_of
 
 IMAGES_DIR = "images"
@@ -58,6 +61,27 @@ __all__ = [
     "preview_of",
     "to_epoch",
 ]
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo the open transaction, if SQLite has not already (it rolls back by itself on a full disk: a second
+    ROLLBACK then fails with "no transaction is active", hiding why the write failed)."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
+def _write_problem(exc: BaseException) -> str:
+    """What a failed write of a sessions file means, and what to do, in words."""
+    text = str(exc)
+    code = getattr(exc, "errno", None)
+    if (isinstance(exc, sqlite3.Error) and "full" in text) or code in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return f"the disk is full ({text}); free some space, then try again"
+    if "readonly" in text or "read-only" in text or code in (errno.EPERM, errno.EACCES, errno.EROFS):
+        return f"it is read-only ({text}); make the file and its folder writable, then try again"
+    if "locked" in text or "busy" in text:
+        return f"another process held it locked for 5 s ({text}); try again"
+    return f"the write failed ({text}); check the disk, then try again"
 
 
 def _iso_activity(value: Any) -> str | None:
@@ -113,7 +137,7 @@ class SessionStore(SideIndex):
             self._columns = us.columns(self._db, "sessions")
             self._has_summaries = "summaries" in us.tables(self._db)
             self._sweep_image_temps()
-            self.side = open_side(self.agent_dir)
+            self.side = self._open_side()
             self.side.create_function("cireil_match", 1, _weak_match(self), deterministic=True)
             self.refresh_index()
         except sqlite3.Error as exc:
@@ -127,14 +151,15 @@ class SessionStore(SideIndex):
         new = not path.exists() or path.stat().st_size == 0
         self.created = new  # made by this store just now: no other process can have it open yet
         if new:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)  # private before SQLite writes a byte
-            os.close(fd)
-            os.chmod(path, 0o600)
-        uri = f"file:{path}?mode=rw"  # never a silently created empty file in place of a missing one
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)  # private before SQLite writes a byte
+                os.close(fd)
+                os.chmod(path, 0o600)
+            except OSError as exc:
+                raise SessionStoreError(f"{path}: cannot be created: {_write_problem(exc)}") from None
         try:
-            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0)
-            db.execute("PRAGMA foreign_keys=ON")
+            db = self._connect(path, new)
             if new:
                 db.execute("PRAGMA journal_mode=WAL")
                 us.create(db)
@@ -162,6 +187,55 @@ class SessionStore(SideIndex):
             raise SessionStoreError(f"{path}: not a CireilClaw sessions database: {problem}")
         return db
 
+    def _open_side(self) -> sqlite3.Connection:
+        """cireil's side file; in memory when the folder (or the file) cannot be written."""
+        if self.read_only is None:
+            try:
+                side = open_side(self.agent_dir)
+                side.execute("BEGIN IMMEDIATE")  # writable? (a read-only file opens, then fails at the index)
+                side.execute("ROLLBACK")
+                return side
+            except (OSError, sqlite3.Error) as exc:
+                self.notes.append(
+                    f"{self.agent_dir / SIDE_FILE} cannot be written ({getattr(exc, 'strerror', None) or exc}): "
+                    "the search index is kept in memory for this load"
+                )
+        else:
+            self.notes.append(
+                f"{self.path} is read-only ({self.read_only}): sessions are read and searched, none is saved; "
+                "make the file and its folder writable, then load again, to save"
+            )
+        return open_memory_side()
+
+    def _connect(self, path: Path, new: bool) -> sqlite3.Connection:
+        """sessions.db for reading and writing; else (a read-only file, folder or mount) for reading only, with
+        `read_only` saying why, so that every session can still be read and searched."""
+        self.read_only: str | None = None
+        # mode=rw: never a silently created empty file in place of a missing one
+        modes = ("rw",) if new else ("rw", "ro", "ro&immutable=1")
+        for mode in modes:
+            db = sqlite3.connect(
+                f"file:{path}?mode={mode}", uri=True, check_same_thread=False, isolation_level=None, timeout=5.0
+            )
+            db.text_factory = _text  # one row of bytes that are not UTF-8 must not make every read fail
+            try:
+                db.execute("PRAGMA foreign_keys=ON")
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                # SQLite opens a file of a read-only mount "rw" all the same and fails only at the first write
+                if mode == "rw" and not new and not os.access(path, os.W_OK):
+                    raise sqlite3.OperationalError(f"{path.name} is read-only")
+                if mode == "rw" and not new and not os.access(path.parent, os.W_OK):
+                    raise sqlite3.OperationalError(f"its folder {path.parent} is read-only")
+            except sqlite3.Error as exc:
+                db.close()
+                if mode == modes[-1] or "locked" in str(exc) or "busy" in str(exc):
+                    raise
+                if mode == "rw":
+                    self.read_only = str(exc)
+                continue
+            return db
+        raise AssertionError("unreachable")
+
     @classmethod
     def for_agent(cls, agent_dir: Path) -> SessionStore:
         return cls(Path(agent_dir) / "sessions.db")
@@ -183,10 +257,10 @@ class SessionStore(SideIndex):
             self.side.execute("BEGIN IMMEDIATE")
             try:
                 yield self.side
+                self.side.execute("COMMIT")  # inside: a COMMIT that fails (a full disk) is rolled back too
             except BaseException:
-                self.side.execute("ROLLBACK")
+                _rollback(self.side)
                 raise
-            self.side.execute("COMMIT")
 
     def _match(self, text: str | None) -> bool:
         return text is not None and self._matcher.test(text)
@@ -224,6 +298,11 @@ class SessionStore(SideIndex):
     @staticmethod
     def _row_problem(row_id: str, row: tuple) -> tuple[str | None, Any]:
         """(what is wrong with the row apart from its history, or None; its meta)."""
+        bad = [name for name, value in zip(_ROW.split(", "), row, strict=True) if isinstance(value, BadText)]
+        if isinstance(row_id, BadText):
+            bad.insert(0, "id")
+        if bad:
+            return f"{' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} not valid UTF-8 text", None
         try:
             meta = json.loads(row[1])
         except (ValueError, TypeError):
@@ -432,9 +511,22 @@ class SessionStore(SideIndex):
         if not target.exists():
             self.images_dir.mkdir(parents=True, exist_ok=True)
             temp = self.images_dir / f".{ref}.{secrets.token_hex(4)}.tmp"
-            temp.write_bytes(data)
-            os.replace(temp, target)
+            try:
+                temp.write_bytes(data)
+                os.replace(temp, target)
+            except OSError:
+                temp.unlink(missing_ok=True)  # no half-written image is left behind
+                raise
         return ref
+
+    def _not_written(
+        self, what: str, exc: BaseException, *, ro: bool = False, where: Path | None = None
+    ) -> SessionError:
+        """One line for a write that failed: what, which file, why, what to do; nothing was changed."""
+        why = _write_problem(exc)
+        if ro:
+            why = f"it was opened read-only ({exc}); make the file and its folder writable, then load the agent again"
+        return SessionError(f"{what} was not written to {where or self.path}: {why} (nothing was changed)")
 
     def _upstream_meta(self, session: Session, base_meta: dict) -> dict:
         """The row's meta: the original's keys in its order, unset ones omitted, never null or empty (§4.4)."""
@@ -489,7 +581,10 @@ class SessionStore(SideIndex):
         for index, message in enumerate(session.history):
             if committed_only and id(message) not in committed:
                 continue
-            up, extra = hj.encode_message(message, channel, self._store_image, refs)
+            try:
+                up, extra = hj.encode_message(message, channel, self._store_image, refs)
+            except OSError as exc:  # an image file could not be written (a full disk): no row names it yet
+                raise self._not_written(f"session {session.id}", exc, where=self.images_dir) from None
             if up is None:
                 continue
             element = loaded.get(id(message))
@@ -528,17 +623,24 @@ class SessionStore(SideIndex):
         unchanged = base is not None and tuple(base) == new_row and state.get("summaries_sig") == summaries_sig
         if unchanged:  # sessions.db already holds exactly this: only cireil's side file may have news
             with self._lock:
-                self._after_write(session, row_id, new_row, written, len(texts), extras, side_summaries, False)
+                try:
+                    self._after_write(session, row_id, new_row, written, len(texts), extras, side_summaries, False)
+                except sqlite3.Error as exc:
+                    raise self._not_written(f"session {session.id}", exc, where=self.agent_dir / SIDE_FILE) from None
                 state["loaded"] = new_loaded
             return
         reason = self.read_only_reason(session)
         if reason is not None:
             raise SessionReadOnly(reason)
+        if self.read_only is not None:
+            raise self._not_written(f"session {session.id}", sqlite3.OperationalError(self.read_only), ro=True)
         with self._lock:
             db = self._db
             try:
                 db.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:  # busy for the whole busy timeout: the other writer holds on
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise self._not_written(f"session {session.id}", exc) from None
                 raise SessionError(
                     f"session {session.id} was not written: sessions.db stayed locked by another process for 5 s "
                     f"({exc}); nothing was changed, try again"
@@ -565,8 +667,11 @@ class SessionStore(SideIndex):
                 if self._has_summaries:
                     self._sync_summaries(db, row_id, upstream_summaries)
                 db.execute("COMMIT")
+            except sqlite3.Error as exc:  # a full disk, a file made read-only meanwhile, an I/O error
+                _rollback(db)
+                raise self._not_written(f"session {session.id}", exc) from None
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
             created_row = base is None
             state["base"] = new_row
@@ -576,7 +681,12 @@ class SessionStore(SideIndex):
             state["count"] = len(texts)
             state["loaded"] = new_loaded
             state["summaries_sig"] = summaries_sig
-            self._after_write(session, row_id, new_row, written, first, extras, side_summaries, created_row)
+            try:
+                self._after_write(session, row_id, new_row, written, first, extras, side_summaries, created_row)
+            except sqlite3.Error:
+                # sessions.db holds the session; only cireil's derived index missed it (a full disk): the next
+                # refresh compares every row's fingerprint again and re-indexes this one
+                self._data_version = None
 
     def _sync_summaries(self, db: sqlite3.Connection, row_id: str, summaries: list[dict]) -> None:
         existing = {
@@ -704,12 +814,15 @@ class SessionStore(SideIndex):
 
     def add_attachment(self, session_id: str, message_id: str, filename: str, media_type: str, data: bytes) -> dict:
         attachment_id = "a" + secrets.token_hex(6)
-        with self._side_transaction() as side:
-            side.execute(
-                "INSERT INTO attachments (id, session_id, message_id, filename, media_type, size, data)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (attachment_id, session_id, message_id, filename, media_type, len(data), bytes(data)),
-            )
+        try:
+            with self._side_transaction() as side:
+                side.execute(
+                    "INSERT INTO attachments (id, session_id, message_id, filename, media_type, size, data)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (attachment_id, session_id, message_id, filename, media_type, len(data), bytes(data)),
+                )
+        except sqlite3.Error as exc:
+            raise self._not_written(f"attachment {filename!r}", exc, where=self.agent_dir / SIDE_FILE) from None
         return {"id": attachment_id, "filename": filename, "size": len(data), "mediaType": media_type}
 
     def attachments(self, session_id: str, message_id: str) -> list[tuple[dict, bytes]]:
@@ -726,7 +839,12 @@ class SessionStore(SideIndex):
     def upsert_job(self, job: dict) -> None:
         next_run = (job.get("schedule") or {}).get("at")
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            if self.read_only is not None:
+                raise self._not_written(f"job {job.get('id')!r}", sqlite3.OperationalError(self.read_only), ro=True)
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self._not_written(f"job {job.get('id')!r}", exc) from None
             try:
                 self._db.execute(
                     "INSERT INTO cron_jobs (job_id, type, config, next_run, status, retry_count, created_at)"
@@ -736,13 +854,21 @@ class SessionStore(SideIndex):
                     (job["id"], hj.dumps(job), next_run, us.iso_now()),
                 )
                 self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                _rollback(self._db)
+                raise self._not_written(f"job {job.get('id')!r}", exc) from None
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     def delete_job(self, job_id: str) -> None:
         with self._lock:
-            self._db.execute("DELETE FROM cron_jobs WHERE job_id = ?", (job_id,))
+            if self.read_only is not None:
+                raise self._not_written(f"the removal of job {job_id!r}", sqlite3.OperationalError(self.read_only))
+            try:
+                self._db.execute("DELETE FROM cron_jobs WHERE job_id = ?", (job_id,))
+            except sqlite3.Error as exc:
+                raise self._not_written(f"the removal of job {job_id!r}", exc) from None
 
     def jobs(self) -> list[dict]:
         with self._lock:
@@ -753,6 +879,8 @@ class SessionStore(SideIndex):
             ).fetchall()
         out = []
         for (config,) in rows:
+            if isinstance(config, BadText):
+                continue  # a hand-edited row: never run with its bytes guessed
             try:
                 job = json.loads(config)
             except (ValueError, TypeError):

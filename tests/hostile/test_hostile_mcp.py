@@ -6,7 +6,7 @@ import time
 
 import cireil
 from cireil.render import result_bundle
-from test_mcp_agent import agent_with, load_error
+from mcpkit import agent_with, load_error
 
 pytest_plugins = ("mcp_peers.fixtures",)
 
@@ -21,15 +21,20 @@ def test_a_deep_listing_is_a_clear_load_error(tmp_path, rogue):
     assert "nested deeper than 100 levels" in message
 
 
-def test_an_input_schema_that_is_not_an_object_fails_that_tool_at_discovery(tmp_path, rogue):
-    message = load_error(tmp_path, {"odd": rogue.url("/schemas")})
-    assert message == (
-        "config/mcp.toml:1: server 'odd': tool 'stringy' has an inputSchema of type 'string'; "
-        'tool arguments must be an object schema (type "object")'
-    )
-    report = cireil.dry_run(agent_with(tmp_path / "b", {"odd": rogue.url("/schemas")}, "list-dir = true\n"))
-    messages = [str(e) for e in report.errors]
-    assert any("tool 'listy' has an inputSchema that is not a JSON Schema object but list" in m for m in messages)
+def test_an_input_schema_that_is_not_an_object_leaves_out_that_tool_only(tmp_path, rogue):
+    # one tool's bad schema must not cost the server's other tools: the tool is named and left out
+    agent_dir = agent_with(tmp_path, {"odd": rogue.url("/schemas")}, "list-dir = true\n")
+    report = cireil.dry_run(agent_dir)
+    assert report.ok
+    warnings = [str(i) for i in report.issues if i.severity == "warning"]
+    assert (
+        "config/mcp.toml:1: warning: server 'odd': tool 'stringy' has an inputSchema of type 'string'; "
+        'tool arguments must be an object schema (type "object"); this tool is left out, the server\'s other '
+        "tools work"
+    ) in warnings
+    assert any("tool 'listy' has an inputSchema that is not a JSON Schema object but list" in w for w in warnings)
+    agent = cireil.load(agent_dir)
+    agent.close()
 
 
 def test_a_deep_result_is_a_failed_call_not_a_recursion_error(tmp_path, rogue):

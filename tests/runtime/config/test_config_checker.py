@@ -120,7 +120,7 @@ def test_cireil_toml_reports_every_problem_at_once_with_its_line(tmp_path):
     with pytest.raises(SettingsError) as info:
         load_settings(write(tmp_path, text))
     assert [str(i) for i in info.value.issues] == [
-        "config/cireil.toml:10: unknown key 'colours' (expected: recording, prices)",
+        "config/cireil.toml:10: unknown key 'colours' (expected: recording, prices, limits)",
         "config/cireil.toml:4: unknown key 'max_mbs' in [recording] (did you mean 'max_mb'?)",
         "config/cireil.toml:2: 'recording.enabled' must be true or false, not 1",
         "config/cireil.toml:3: 'recording.max_turns' must be a whole number >= 0, not -3",
