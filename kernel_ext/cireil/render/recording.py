@@ -11,7 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..runtime.base.names import escape
 from .html import BORDER, FG_DIM, MONO, WARN, code_block, esc, frame
+from .safe import safe_bundle, visible
 
 if TYPE_CHECKING:
     from ..runtime.recorder.diff import StepDiff
@@ -109,6 +111,22 @@ def calls_html(step: RecordedStep) -> str:
     return "".join(rows)
 
 
+NO_DIFF = "(no diff: a recorded request is not in the shape cireil writes; the file was edited)"
+
+
+def _diff(step: RecordedStep, prev: RecordedStep | None) -> StepDiff | None:
+    """The step's diff, or None when a hand-edited request has shapes the diff cannot read."""
+    try:
+        return step.diff(prev)
+    except (AttributeError, TypeError, KeyError, ValueError):
+        return None
+
+
+def _plain(text: str) -> str:
+    """Text for a terminal or text/plain: model text, tool and session names carry no live control sequence."""
+    return visible(escape(text))
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
@@ -122,23 +140,27 @@ class StepsView:
 
     def text(self) -> str:
         lines = [f"recorded turn {self.turn.id}: {len(self.turn.steps)} model calls"]
+        lines += [f"  ⚠ {p}" for p in self.turn.problems]
         prev = None
         for step in self.turn.steps:
             lines.append("  " + step_summary(step))
-            lines += ["    " + line for line in step.diff(prev).lines()[:20]]
+            diff = _diff(step, prev)
+            lines += ["    " + line for line in (diff.lines()[:20] if diff is not None else [NO_DIFF])]
             lines += ["    " + call_line(c) for c in step.calls]
             prev = step
-        return "\n".join(lines)
+        # also printed by `cireil eval-show` (render/evalrun.py), where no bundle filter runs
+        return _plain("\n".join(lines))
 
     def html(self) -> str:
         rows = []
         prev = None
         for step in self.turn.steps:
-            diff = step.diff(prev)
+            diff = _diff(step, prev)
             body = _cut(_json(step.request), STEP_LIMIT)
             reply = _cut(_json(step.reply))
+            shown = diff_html(diff) if diff is not None else f'<div style="color:{WARN}">{esc(NO_DIFF)}</div>'
             inner = (
-                _details(f"diff against {'step ' + str(prev.n) if prev else 'nothing (first call)'}", diff_html(diff))
+                _details(f"diff against {'step ' + str(prev.n) if prev else 'nothing (first call)'}", shown)
                 + (_details(f"tool calls ({len(step.calls)})", calls_html(step)) if step.calls else "")
                 + _details(f"request as POSTed ({len(step.request.get('messages', []))} messages)", code_block(body))
                 + _details("reply as the model sent it", code_block(reply))
@@ -149,10 +171,11 @@ class StepsView:
             f'<div style="color:{FG_DIM};font-size:90%">recorded turn {self.turn.id} · '
             f"<code>{esc(self.python)}</code> has each call from Python</div>"
         )
+        head += "".join(f'<div style="color:{WARN}">⚠ {esc(p)}</div>' for p in self.turn.problems)
         return frame("recording", head + "".join(rows), title=f"model calls ({len(rows)})")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": self.html()}
+        return safe_bundle({"text/plain": self.text(), "text/html": self.html()})
 
 
 @dataclass
@@ -163,14 +186,14 @@ class PromptDiffView:
     last: str  # which recorded step it compares with
 
     def text(self) -> str:
-        return f"next request vs {self.last}:\n{self.diff}"
+        return _plain(f"next request vs {self.last}:\n{self.diff}")
 
     def html(self) -> str:
         head = f'<div style="color:{FG_DIM};font-size:90%">next request vs {esc(self.last)}</div>'
         return frame("prompt-diff", head + diff_html(self.diff), title="what the next request changes")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": self.html()}
+        return safe_bundle({"text/plain": self.text(), "text/html": self.html()})
 
 
 def cost(usage: dict, price: Price | None) -> float | None:
@@ -237,7 +260,7 @@ class UsageView:
         )
         if total["unpriced"]:
             lines.append(f'no price for: {", ".join(total["unpriced"])} ([prices."MODEL"] in config/cireil.toml)')
-        return "\n".join(lines)
+        return _plain("\n".join(lines))
 
     def html(self) -> str:
         total = self.totals()
@@ -280,4 +303,4 @@ class UsageView:
         return frame("usage", table + note, title=f"usage of {esc(self.scope)}")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": self.html()}
+        return safe_bundle({"text/plain": self.text(), "text/html": self.html()})

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .html import ERROR, FG_DIM, MONO, OK, WARN, code_block, esc, frame
-from .recording import VIEW_LIMIT, _cut, _details
+from .recording import VIEW_LIMIT, _cut, _details, _plain
+from .safe import safe_bundle
 
 if TYPE_CHECKING:
     from ..runtime.recorder.replay import ComparedCall, ReplayResult
@@ -40,7 +41,7 @@ class ReplayView:
         for step in r.steps:
             lines.append(f"  {'≠' if step.differs else '='} step {step.n}")
             lines += [f"      {_call_line(c)}" for c in step.calls]
-        return "\n".join(lines)
+        return _plain("\n".join(lines))
 
     def html(self) -> str:
         r = self.result
@@ -71,4 +72,4 @@ class ReplayView:
         return frame("replay", "".join(rows), title=f"replay of turn {r.turn_id}", failed=bool(r.invalid))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/plain": self.text(), "text/html": self.html()}
+        return safe_bundle({"text/plain": self.text(), "text/html": self.html()})

@@ -519,6 +519,8 @@ class Agent(McpInspection):
         if store is None:
             raise ValueError(self.recording.problem or "turn recording is off")
         found = load_turn(store, turn) if turn is not None else (self.turns() or [None])[-1]
+        if found is None and turn in store.skipped:  # a damaged row: say so rather than "not recorded"
+            raise ValueError(store.skipped[turn])
         if found is None:
             raise ValueError(f"turn {turn} is not recorded" if turn is not None else "no recorded turn in this session")
         return found

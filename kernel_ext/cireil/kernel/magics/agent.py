@@ -230,6 +230,9 @@ def show_steps(agent: Agent, turn: int | None) -> None:
     found = [t for t in turns if t.id == turn] if turn is not None else turns[-1:]
     if not found:
         what = f"turn {turn} is not recorded" if turn is not None else "no recorded turn in this session"
+        store = agent.recording.store
+        if store is not None and turn in store.skipped:  # its row is damaged: say how, not "not recorded"
+            what = store.skipped[turn]
         raise UsageError(f"{what}{_recording_off(agent)}; %cireil usage --all lists the recorded turns")
     display(StepsView(found[0]))
 
@@ -255,7 +258,10 @@ def export_notebook(agent: Agent, o: Namespace) -> None:
         path = agent.export_notebook(o.session, o.path)
     except ValueError as exc:
         raise UsageError(f"{exc}{_recording_off(agent)}") from None
-    print(f"wrote {path}: replays session {agent.session_id(o.session)} offline, one cell per turn")
+    from ...runtime.base.controls import visible
+
+    session = visible(agent.session_id(o.session) if o.session else agent.session.id)
+    print(f"wrote {path}: replays session {session} offline, one cell per turn")
 
 
 def export_test(agent: Agent, o: Namespace) -> None:

@@ -12,13 +12,19 @@ replies from ScriptedLLM on loopback, no key, no network) and asserts:
 from __future__ import annotations
 
 import json
+import math
 import pprint
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.controls import visible
+from ..base.names import escape
+
 if TYPE_CHECKING:
     from .model import RecordedTurn
+
+MAX_DEPTH = 100  # nesting levels of recorded arguments and results an exported test writes out
 
 TEMPLATE = '''\
 """Turn {turn_id} of the agent at {agent_doc},
@@ -37,11 +43,16 @@ import cireil
 from cireil.runtime.recorder.model import RecordedTurn
 from cireil.runtime.recorder.replay import replay
 
-AGENT = {agent_dir!r}
-TURN = json.loads({turn_json!r})
+AGENT = {agent_dir}
+TURN = json.loads({turn_json})
 EXPECTED_CALLS = {calls}
 # result fields checked per call ("step.position"): the recorded value of each
 EXPECTED_FIELDS = {fields}
+
+
+def same(a, b):
+    """Equal as JSON: a NaN the model sent equals the NaN recorded (nan != nan in Python)."""
+    return a == b or json.dumps(a, sort_keys=True, default=repr) == json.dumps(b, sort_keys=True, default=repr)
 
 
 def test_turn_{turn_id}_replays_as_recorded():
@@ -51,7 +62,8 @@ def test_turn_{turn_id}_replays_as_recorded():
     finally:
         agent.close()
     assert not result.invalid, "recorded calls the tools refuse now:\\n" + "\\n".join(result.invalid)
-    assert [[name, args] for name, args in result.tool_calls] == EXPECTED_CALLS
+    calls = [[name, args] for name, args in result.tool_calls]
+    assert same(calls, EXPECTED_CALLS), f"the tool calls changed: {{calls!r}}"
     for step in result.steps:
         for call in step.calls:
             assert call.replayed is not None, f"step {{step.n}}: {{call.name}} was not called"
@@ -62,13 +74,35 @@ def test_turn_{turn_id}_replays_as_recorded():
                 f"{{where}}: success changed: {{now.get('error', now)}}"
             )
             for field, value in EXPECTED_FIELDS.get(f"{{step.n}}.{{call.position}}", {{}}).items():
-                assert now.get(field) == value, f"{{where}}: result field {{field!r}} changed"
+                assert same(now.get(field), value), f"{{where}}: result field {{field!r}} changed"
 '''
 
 
 def _docstring_safe(text: str) -> str:
-    """Text that cannot end the module docstring or start an escape in it."""
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    """Text that cannot end the module docstring, start an escape in it, or carry a control character."""
+    return visible(escape(text)).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+
+
+class _Float(float):
+    """A float that is not finite, written as code that makes it (`repr` gives `nan`, a NameError)."""
+
+    def __repr__(self) -> str:
+        return f'float("{float(self)!r}")'
+
+
+def _literal_data(value: Any, depth: int = 0) -> Any:
+    """JSON data whose `repr` (pprint's) is Python that rebuilds it: NaN and Infinity included."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"the recorded data is nested over {MAX_DEPTH} levels deep; it cannot be exported")
+    if isinstance(value, float) and not math.isfinite(value):
+        return _Float(value)
+    if isinstance(value, dict):
+        return {str(k): _literal_data(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_literal_data(v, depth + 1) for v in value]
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return repr(value)  # not JSON data: shown, never evaluated
 
 
 def _picked(fields: list[str], name: str, result: dict) -> dict[str, Any]:
@@ -89,6 +123,7 @@ def export_test(turn: RecordedTurn, agent_dir: Path, path: Path, fields: Sequenc
         raise ValueError(f"{path}: an exported test is a .py file")
     if path.exists():
         raise ValueError(f"{path} exists; give another name or remove it first")
+    turn.check_whole()
     data = turn.to_dict()
     calls = [[c.name, c.arguments] for c in turn.calls]
     checked = {}
@@ -98,16 +133,23 @@ def export_test(turn: RecordedTurn, agent_dir: Path, path: Path, fields: Sequenc
             checked[f"{c.step}.{c.position}"] = picked
     message = " ".join(turn.text.split())
     message = (message[:200] + "…") if len(message) > 200 else message or "(no user message)"
+    try:
+        # validated first: recursion inside json or pprint would name nothing
+        picked_calls, picked_fields = _literal_data(calls), _literal_data(checked)
+        turn_json = json.dumps(data, ensure_ascii=True, sort_keys=True)
+    except RecursionError:
+        raise ValueError(f"turn {turn.id}: the recorded data is nested too deeply to export") from None
     text = TEMPLATE.format(
-        turn_id=turn.id,
-        agent_dir=str(Path(agent_dir).resolve()),
+        turn_id=int(turn.id),
+        agent_dir=ascii(str(Path(agent_dir).resolve())),
         agent_doc=_docstring_safe(str(Path(agent_dir).resolve())),
         when=turn.when,
         session=_docstring_safe(turn.session_id),
         message=_docstring_safe(message),
-        turn_json=json.dumps(data, ensure_ascii=False, sort_keys=True),
-        calls=pprint.pformat(calls, width=100, sort_dicts=True),
-        fields=pprint.pformat(checked, width=100, sort_dicts=True),
+        # ASCII inside one literal: no character of the recording can end it, NaN round-trips through json
+        turn_json=ascii(turn_json),
+        calls=pprint.pformat(picked_calls, width=100, sort_dicts=True),
+        fields=pprint.pformat(picked_fields, width=100, sort_dicts=True),
     )
     compile(text, str(path), "exec")  # a template bug fails here, not in the person's test run
     tmp = path.with_name(f".{path.name}.tmp")

@@ -14,6 +14,7 @@ Tools run for real on the agent, as in any turn.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,45 @@ def _session_id(agent: ForkHost, turn: RecordedTurn, step: int) -> str:
     return candidate
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_options(
+    turn: RecordedTurn,
+    step: Any,
+    position: Any,
+    arguments: Any,
+    result: Any,
+    live: Any,
+    model: Any,
+    provider: Any,
+    on_event: Any,
+) -> None:
+    """Every option of a fork, typed and in range, before the fork makes anything."""
+    steps = len(turn.steps)
+    if not _is_int(step) or not 1 <= step <= steps:
+        raise ValueError(f"turn {turn.id} has steps 1 to {steps}, not {step!r}")
+    if not _is_int(position) or position < 0:
+        raise ValueError(f"position must be a tool call's index (0, 1, ...), not {position!r}")
+    for name, value in (("arguments", arguments), ("result", result)):
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ValueError(f"{name} must be a dict (a JSON object), not {type(value).__name__}")
+        try:  # it is recorded and sent to the model as JSON
+            json.dumps(value)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"{name} must be JSON data: {exc}") from None
+    if not isinstance(live, bool):
+        raise ValueError(f"live must be True or False, not {live!r}")
+    for name, value in (("model", model), ("provider", provider)):
+        if value is not None and not (isinstance(value, str) and value):
+            raise ValueError(f"{name} must be a name (a non-empty string), not {value!r}")
+    if on_event is not None and not callable(on_event):
+        raise ValueError("on_event must be callable")
+
+
 def fork(agent: ForkHost, turn: RecordedTurn, step: int, **options: Any) -> TurnOutcome:
     """`fork_turn` run to its end on the runtime loop; `options` are its keyword arguments."""
     from ..base.loop import RUNTIME
@@ -106,22 +146,33 @@ def fork_turn(
     on_event: EventSink | None = None,
 ) -> Any:
     """`fork`'s work as a coroutine for the runtime loop (the turn view runs it); bad input raises here,
-    before anything is created."""
+    before anything is created: a refused fork leaves no session, in memory or in sessions.db."""
+    turn.check_whole()
     steps = turn.steps
-    if not 1 <= step <= len(steps):
-        raise ValueError(f"turn {turn.id} has steps 1 to {len(steps)}, not {step}")
+    _check_options(turn, step, position, arguments, result, live, model, provider, on_event)
     calls = steps[step - 1].tool_calls
     if (arguments is not None or result is not None) and not 0 <= position < len(calls):
         raise ValueError(f"step {step} of turn {turn.id} made {len(calls)} tool call(s); position {position} is none")
+    if arguments is not None and not isinstance(calls[position], dict):
+        raise ValueError(f"turn {turn.id}, step {step}: the recorded tool call {position} is not an object")
     if (model or provider) and not live:
         raise ValueError("another model or provider answers only a live fork: pass live=True")
-    if turn.user is None:
+    if not isinstance(turn.user, dict):
         raise ValueError(f"turn {turn.id} has no user message to start from")
-    origin = agent.session_for(turn.session_id)
+    if not agent.has_session(turn.session_id):  # session_for would make an empty one: nothing to start from
+        raise ValueError(f"session {turn.session_id} is gone; turn {turn.id} cannot be forked")
+    from ..sessions.errors import SessionError
+
+    try:
+        origin = agent.session_for(turn.session_id)
+    except SessionError as exc:
+        raise ValueError(f"turn {turn.id} cannot be forked: {exc}") from None
     at = next((i for i, m in enumerate(origin.history) if m.get("id") == turn.user.get("id")), None)
     if at is None:
         raise ValueError(f"session {turn.session_id} no longer holds the message turn {turn.id} started with")
     replies = [copy.deepcopy(s.reply) for s in steps] if not live else [copy.deepcopy(s.reply) for s in steps[:step]]
+    if not all(isinstance(r, dict) for r in replies):
+        raise ValueError(f"turn {turn.id}: a recorded reply is not an object; the recording was edited")
     if arguments is not None:
         replies[step - 1]["tool_calls"][position]["arguments"] = dict(arguments)
         replies[step - 1]["tool_calls"][position].pop("rawArguments", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -68,7 +69,7 @@ class RecordedStep:
             body = dict(skeleton)
             for key in LISTS:
                 if key in skeleton:
-                    body[key] = [blobs[h] for h in skeleton[key]]
+                    body[key] = [_item(blobs, h) for h in skeleton[key]]
             self._request = body
         return self._request
 
@@ -98,6 +99,15 @@ class RecordedStep:
         return diff_requests(prev.request if prev is not None else None, self.request)
 
 
+def _item(blobs: dict[str, Any], digest: str) -> dict:
+    """A stored message or tool; a note in its place when its blob is gone or is not an object (hand-edited)."""
+    found = blobs.get(digest)
+    if isinstance(found, dict):
+        return found
+    what = "is missing from the blobs table" if found is None else "is not a JSON object"
+    return {"not loaded": f"blob {digest} {what}"}
+
+
 @dataclass
 class RecordedTurn:
     id: int
@@ -114,19 +124,32 @@ class RecordedTurn:
     _store: RecordingStore | None = field(default=None, repr=False)
     _steps: list[RecordedStep] | None = field(default=None, repr=False)
     origin: dict | None = None  # a fork's origin: {"turn", "step", "session"}
+    problems: list[str] = field(default_factory=list)  # steps or calls left out: their rows could not be read
 
     @property
     def steps(self) -> list[RecordedStep]:
+        """The recorded steps that read well; `problems` names each left out (a damaged row)."""
         if self._steps is None:
             assert self._store is not None
             calls: dict[int, list[ToolCallRecord]] = {}
-            for c in self._store.calls(self.id):
+            found, bad_calls = self._store.calls(self.id)
+            for c in found:
                 calls.setdefault(c["step"], []).append(ToolCallRecord(**c))
+            rows, bad_steps = self._store.steps(self.id)
+            self.problems = [self._store.row_problem(self.id, p) for p in bad_steps + bad_calls]
             self._steps = [
                 RecordedStep(r.turn_id, r.n, r.reply, r.estimate, r.ttft, r.latency, calls.get(r.n, []), r, self._store)
-                for r in self._store.steps(self.id)
+                for r in rows
             ]
         return self._steps
+
+    def check_whole(self) -> None:
+        """ValueError (one line) when a step or call of this turn could not be read: replaying, forking or
+        exporting the rest would not be the recorded turn."""
+        if self._steps is None:
+            self.steps  # noqa: B018 (loading them finds the problems)
+        if self.problems:
+            raise ValueError(self.problems[0])
 
     @property
     def calls(self) -> list[ToolCallRecord]:
@@ -135,14 +158,23 @@ class RecordedTurn:
     @property
     def text(self) -> str:
         """The user's message of this turn, as text."""
-        content = (self.user or {}).get("content")
+        content = self.user.get("content") if isinstance(self.user, dict) else None
         if isinstance(content, str):
             return content
-        return "".join(p.get("text", "") for p in content or () if p.get("type") == "text" and not p.get("note"))
+        if not isinstance(content, list):
+            return ""
+        return "".join(
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and not p.get("note") and isinstance(p.get("text"), str)
+        )
 
     @property
     def when(self) -> str:
-        return datetime.fromtimestamp(self.started, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        try:
+            return datetime.fromtimestamp(self.started, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except (OverflowError, OSError, ValueError, TypeError):  # a turn from a file edited by hand
+            return "an unknown time"
 
     def to_dict(self) -> dict:
         """What replaying the turn needs, as JSON-ready data (an exported test carries it)."""
@@ -212,7 +244,13 @@ class RecordedTurn:
 
 
 def load_turns(store: RecordingStore, session_id: str | None = None) -> list[RecordedTurn]:
-    return [_turn(store, row) for row in store.turns(session_id)]
+    """The turns whose rows read well; each one left out is named once, in one line on stderr."""
+    turns = [_turn(store, row) for row in store.turns(session_id)]
+    for turn_id, line in list(store.skipped.items()):
+        if turn_id not in store.told:
+            store.told.add(turn_id)
+            print(f"cireil: {line}", file=sys.stderr)
+    return turns
 
 
 def load_turn(store: RecordingStore, turn_id: int) -> RecordedTurn | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .model import RecordedStep, RecordedTurn, ToolCallRecord
 from .recording import _dumps, blob_hash
-from .store import LISTS
+from .store import LISTS, check_reply
 
 TURN_LIMIT = 256 * 1024  # bytes of JSON per run's recorded turns; a result file of 100 failed runs stays ~25 MB
 STRING_CAPS = (4096, 512, 64)  # characters a text is cut to, tried in turn until the data fits
@@ -125,6 +125,22 @@ def pack_turns(turns: list[RecordedTurn], limit: int = TURN_LIMIT) -> dict:
             lean["turns"].pop()
 
 
+def _check_turn(t: Any) -> None:
+    """The fields the views read as text or numbers, of the types they need (a result file edited by hand)."""
+    if not isinstance(t, dict) or not isinstance(t.get("steps"), list):
+        raise TypeError("a turn is not an object with a list of steps")
+    if not isinstance(t["id"], int) or not isinstance(t["session_id"], str):
+        raise TypeError("a turn's id is not a number or its session_id not text")
+    for key in ("model", "provider", "ended"):
+        if not isinstance(t.get(key, ""), str):
+            raise TypeError(f"turn {t['id']}: {key} is not text")
+    if not isinstance(t.get("usage") or {}, dict) or not isinstance(t.get("user") or {}, dict):
+        raise TypeError(f"turn {t['id']}: usage or user is not an object")
+    for s in t["steps"]:
+        if not isinstance(s, dict) or not isinstance(s.get("n"), int) or not isinstance(s.get("calls") or [], list):
+            raise TypeError(f"turn {t['id']}: a step is not an object with a number and a list of calls")
+
+
 def unpack_turns(data: dict | None) -> list[RecordedTurn]:
     """The turns `pack_turns` carried, as RecordedTurn objects (no store behind them: nothing to load later).
     ValueError for data not of that shape (a result file edited by hand)."""
@@ -132,16 +148,25 @@ def unpack_turns(data: dict | None) -> list[RecordedTurn]:
         return []
     try:
         return _unpack(data)
-    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
         raise ValueError(f"the recorded turns are not as cireil wrote them ({type(exc).__name__}: {exc})") from None
 
 
 def _unpack(data: dict) -> list[RecordedTurn]:
     blobs = data.get("blobs") or {}
+    if not isinstance(blobs, dict) or not isinstance(data.get("turns") or [], list):
+        raise TypeError("turns must be a list and blobs an object")
     out = []
     for t in data.get("turns") or ():
+        _check_turn(t)
         steps = []
         for s in t["steps"]:
+            check_reply(s["reply"])
+            for c in s.get("calls") or ():
+                if not isinstance(c["name"], str) or not isinstance(c.get("arguments") or {}, dict):
+                    raise TypeError(f"a tool call of step {s['n']!r} has no name or its arguments are not an object")
+                if not isinstance(c.get("result") or {}, dict):
+                    raise TypeError(f"the result of {c['name']!r} is not an object")
             skeleton = s.get("request")
             if skeleton is None:
                 body: dict = {"truncated": LEFT_OUT}

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..base.secrets import mask, mask_data
 from .settings import RecorderSettings, SettingsError, load_settings
 from .store import LISTS, RECORDINGS_FILE, RecordingStore, RecordingStoreError
 
@@ -116,7 +117,7 @@ class _Hashes:
             if hit is not None and hit[0] is item:
                 digest = hit[1]
             else:
-                text = _dumps(item)
+                text = _dumps(mask_data(item))  # a configured secret echoed in a message is never stored
                 digest = blob_hash(text)
                 if digest not in self.seen:
                     self.seen.add(digest)
@@ -178,7 +179,7 @@ class TurnTap:
                 self.session_id,
                 event.get("model", ""),
                 event.get("provider", ""),
-                event.get("message"),
+                mask_data(event.get("message")),
                 self.recording.origins.pop(self.session_id, None),
             )
         elif kind == "assistant" and self.step is not None:
@@ -190,7 +191,7 @@ class TurnTap:
             step = self.step
             step["latency"] = time.perf_counter() - step["sent"]
             step["body"] = event.get("body")
-            step["reply"] = {"error": event.get("reason", ""), "content": "".join(step["text"]) or None}
+            step["reply"] = {"error": mask(event.get("reason", "")), "content": mask("".join(step["text"])) or None}
         elif kind == "result" and self.step is not None:
             call, result = event["call"], event["result"]
             self.step["calls"].append((call, result.data, result.duration_s, event.get("review")))
@@ -199,8 +200,9 @@ class TurnTap:
             if self.turn_id is not None:
                 event["recording"] = self.turn_id  # the turn view shows the recorded model calls under the turn
                 outcome = event["outcome"]
+                error = mask(outcome.error) if isinstance(outcome.error, str) else outcome.error
                 self.store.end_turn(
-                    self.turn_id, outcome.ended, outcome.error, outcome.usage, time.perf_counter() - self.started
+                    self.turn_id, outcome.ended, error, outcome.usage, time.perf_counter() - self.started
                 )
                 settings = self.recording.settings
                 self.store.evict(settings.max_turns, settings.max_bytes)
@@ -212,7 +214,7 @@ class TurnTap:
         body = step["body"] or {}
         new: list[tuple[str, str]] = []
         keep: dict[int, tuple[Any, str]] = {}
-        request = {k: v for k, v in body.items() if k not in LISTS}
+        request = {k: mask_data(v) for k, v in body.items() if k not in LISTS}
         for key in LISTS:
             if isinstance(body.get(key), list):
                 request[key] = self.hashes.refs(body[key], new, keep)
@@ -223,9 +225,18 @@ class TurnTap:
             if "rawArguments" in call:
                 arguments = {"rawArguments": call["rawArguments"]}
             reviewed = _dumps(review) if review is not None else None  # step mode: what the person did
+            arguments, data = mask_data(arguments), mask_data(data)
             calls.append((position, call.get("id"), call["name"], _dumps(arguments), _dumps(data), duration, reviewed))
         self.store.write_step(
-            self.turn_id, step["n"], request, step["reply"], new, step["estimate"], step["ttft"], step["latency"], calls
+            self.turn_id,
+            step["n"],
+            request,
+            mask_data(step["reply"]),
+            new,
+            step["estimate"],
+            step["ttft"],
+            step["latency"],
+            calls,
         )
 
 

@@ -195,6 +195,7 @@ def replay(agent: ReplayHost, turn: RecordedTurn, *, in_place: bool = False) -> 
     from ...testing.scripted_llm import ScriptedLLM, reply
 
     started = time.perf_counter()
+    turn.check_whole()
     if not turn.steps:
         raise ValueError(f"turn {turn.id} has no recorded model call to replay")
     end = reply.tool_calls(("no-response", {}, END_CALL_ID))  # a replay that wants more calls ends here

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -78,22 +79,6 @@ MIGRATIONS = {
 }
 
 
-TURN_KEYS = (
-    "id",
-    "session_id",
-    "started",
-    "model",
-    "provider",
-    "user",
-    "ended",
-    "error",
-    "steps",
-    "usage",
-    "seconds",
-    "origin",
-)
-
-
 class RecordingStoreError(Exception):
     """The recordings file cannot be used; the message names it and says what to do."""
 
@@ -128,10 +113,14 @@ class RecordingStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.lock = threading.RLock()
+        self.skipped: dict[int, str] = {}  # turn id -> the one line saying why its row was left out
+        self.told: set[int] = set()  # skipped rows already reported (load_turns says each once)
         if not path.exists():  # created 0600 before SQLite touches it: it holds whole conversations
             os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
         try:
             self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            # a hand-edited row of invalid UTF-8 would fail every query it is in: its bytes read back escaped
+            self.db.text_factory = _text_of
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self._check_format()
@@ -183,8 +172,9 @@ class RecordingStore:
         self, session_id: str, model: str, provider: str, user: dict | None, origin: dict | None = None
     ) -> int:
         cur = self.db.execute(
-            "INSERT INTO turns (session_id, started, model, provider, user_message, origin) VALUES (?, ?, ?, ?, ?, ?)",
-            (
+            "INSERT INTO turns (session_id, started, model, provider, user_message, origin)"
+            " VALUES (CAST(? AS TEXT), ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))",
+            _bound(
                 session_id,
                 time.time(),
                 model,
@@ -213,16 +203,17 @@ class RecordingStore:
         db.execute("BEGIN")
         try:
             if blobs:
-                db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?)", blobs)
+                db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, CAST(? AS TEXT))", [_bound(*b) for b in blobs])
                 db.executemany("INSERT OR IGNORE INTO turn_blobs VALUES (?, ?)", [(turn_id, h) for h, _ in blobs])
             db.execute(
-                "INSERT OR REPLACE INTO steps VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (turn_id, n, _dumps(request), _dumps(reply), estimate, ttft, latency),
+                "INSERT OR REPLACE INTO steps VALUES (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), ?, ?, ?)",
+                _bound(turn_id, n, _dumps(request), _dumps(reply), estimate, ttft, latency),
             )
             if calls:
                 db.executemany(
-                    "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(turn_id, n, *c) for c in calls],
+                    "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT),"
+                    " CAST(? AS TEXT), ?, CAST(? AS TEXT))",
+                    [_bound(turn_id, n, *c) for c in calls],
                 )
             db.execute("UPDATE turns SET steps = ? WHERE id = ?", (n, turn_id))
             db.execute("COMMIT")
@@ -233,8 +224,9 @@ class RecordingStore:
     @_locked
     def end_turn(self, turn_id: int, ended: str, error: str | None, usage: dict, seconds: float) -> None:
         self.db.execute(
-            "UPDATE turns SET ended = ?, error = ?, usage = ?, seconds = ? WHERE id = ?",
-            (ended, error, _dumps(usage), seconds, turn_id),
+            "UPDATE turns SET ended = CAST(? AS TEXT), error = CAST(? AS TEXT), usage = CAST(? AS TEXT), seconds = ?"
+            " WHERE id = ?",
+            _bound(ended, error, _dumps(usage), seconds, turn_id),
         )
 
     # -- size ----------------------------------------------------------------------------------
@@ -282,67 +274,292 @@ class RecordingStore:
         return len(ids)
 
     # -- reading -------------------------------------------------------------------------------
+    # A row is checked before it is used and refused alone: a hand-edited or damaged row (not JSON, a
+    # wrong type, a missing value, a value over VALUE_LIMIT) is named by its turn id in `skipped` and left
+    # out, and every other turn reads as ever. Lengths are checked in SQL, so a huge value is never fetched.
     @_locked
     def turns(self, session_id: str | None = None) -> list[dict]:
-        query = (
-            "SELECT id, session_id, started, model, provider, user_message, ended, error, steps, usage, seconds, origin"
-            " FROM turns"
-        )
+        query = f"SELECT {_TURN_COLUMNS} FROM turns"
         rows = (
-            self.db.execute(query + " WHERE session_id = ? ORDER BY id", (session_id,))
+            self.db.execute(query + " WHERE session_id = CAST(? AS TEXT) ORDER BY id", _bound(session_id))
             if session_id is not None
             else self.db.execute(query + " ORDER BY id")
         )
-        keys = TURN_KEYS
         out = []
         for row in rows:
-            turn = dict(zip(keys, row, strict=True))
-            turn["user"] = json.loads(turn["user"]) if turn["user"] else None
-            turn["usage"] = json.loads(turn["usage"])
-            turn["origin"] = json.loads(turn["origin"]) if turn["origin"] else None
-            out.append(turn)
+            turn = self._checked_turn(row)
+            if turn is not None:
+                out.append(turn)
         return out
 
+    @_locked
     def turn(self, turn_id: int) -> dict | None:
-        found = [t for t in self.turns() if t["id"] == turn_id]  # small table; turns() is the one reader
-        return found[0] if found else None
+        row = self.db.execute(f"SELECT {_TURN_COLUMNS} FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        return self._checked_turn(row) if row is not None else None
+
+    def _checked_turn(self, row: tuple) -> dict | None:
+        try:
+            turn = _turn_row(row)
+        except BadRow as exc:
+            self.skipped[row[0]] = self.row_problem(row[0], str(exc))
+            return None
+        self.skipped.pop(turn["id"], None)
+        return turn
+
+    def row_problem(self, turn_id: Any, what: str) -> str:
+        """The one line that names a bad row: the file, the turn, what is wrong, what to do."""
+        return (
+            f"{self.path}: recorded turn {turn_id} skipped: {what} (the row was edited or damaged; "
+            f"DELETE it from the turns table, or move the file away to start a new recording)"
+        )
 
     @_locked
-    def steps(self, turn_id: int) -> list[StepRow]:
+    def steps(self, turn_id: int) -> tuple[list[StepRow], list[str]]:
+        """The turn's steps that read well, and one line for each that does not."""
         rows = self.db.execute(
-            "SELECT turn_id, n, request, reply, estimate, ttft, latency FROM steps WHERE turn_id = ? ORDER BY n",
+            f"SELECT n, {_capped('request')}, {_capped('reply')}, estimate, ttft, latency FROM steps"
+            " WHERE turn_id = ? ORDER BY n",
             (turn_id,),
         )
-        return [StepRow(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6]) for r in rows]
+        out, problems = [], []
+        for r in rows:
+            try:
+                n = _int(r[0], "its number")
+                request = _json_object(r[1:3], "request")
+                for key in LISTS:
+                    if key in request and not _all_str(request[key]):
+                        raise BadRow(f"request {key} is not a list of blob hashes")
+                reply = check_reply(_json_object(r[3:5], "reply"))
+                estimate = _optional_int(r[5], "estimate")
+                ttft, latency = _optional_number(r[6], "ttft"), _optional_number(r[7], "latency")
+            except BadRow as exc:
+                problems.append(f"step {r[0]!r} of turn {turn_id}: {exc}")
+                continue
+            out.append(StepRow(turn_id, n, request, reply, estimate, ttft, latency))
+        return out, problems
 
     @_locked
-    def calls(self, turn_id: int) -> list[dict]:
+    def calls(self, turn_id: int) -> tuple[list[dict], list[str]]:
+        """The turn's tool calls that read well, and one line for each that does not."""
         rows = self.db.execute(
-            "SELECT step, position, call_id, name, arguments, result, duration, review FROM calls WHERE turn_id = ? "
-            "ORDER BY step, position",
+            f"SELECT step, position, call_id, name, {_capped('arguments')}, {_capped('result')}, duration,"
+            f" {_capped('review')} FROM calls WHERE turn_id = ? ORDER BY step, position",
             (turn_id,),
         )
-        return [
-            {
-                "step": r[0],
-                "position": r[1],
-                "id": r[2],
-                "name": r[3],
-                "arguments": json.loads(r[4]),
-                "result": json.loads(r[5]),
-                "duration": r[6],
-                "review": json.loads(r[7]) if r[7] else None,
-            }
-            for r in rows
-        ]
+        out, problems = [], []
+        for r in rows:
+            try:
+                review = _json_object(r[9:11], "review") if r[10] is not None else None
+                call = {
+                    "step": _int(r[0], "step"),
+                    "position": _int(r[1], "position"),
+                    "id": _optional_text(r[2], "call_id"),
+                    "name": _text(r[3], "name"),
+                    "arguments": _json_object(r[4:6], "arguments"),
+                    "result": _json_object(r[6:8], "result"),
+                    "duration": _number(r[8], "duration"),
+                    "review": review,
+                }
+            except BadRow as exc:
+                problems.append(f"tool call {r[1]!r} of step {r[0]!r} of turn {turn_id}: {exc}")
+                continue
+            out.append(call)
+        return out, problems
 
     @_locked
     def blobs(self, hashes: list[str]) -> dict[str, Any]:
+        """Messages and tools by hash; one that is not JSON, or over VALUE_LIMIT, is a note saying so."""
         out: dict[str, Any] = {}
         unique = list(dict.fromkeys(hashes))
         for i in range(0, len(unique), 500):
             chunk = unique[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for h, text in self.db.execute(f"SELECT hash, json FROM blobs WHERE hash IN ({marks})", chunk):
-                out[h] = json.loads(text)
+            for h, text, size in self.db.execute(
+                f"SELECT hash, {_capped('json')} FROM blobs WHERE hash IN ({marks})", chunk
+            ):
+                try:
+                    out[h] = _json_value((text, size), "message")
+                except BadRow as exc:
+                    out[h] = {"not loaded": f"{self.path}: blob {h}: {exc}"}
         return out
+
+
+VALUE_LIMIT = 32 * 2**20  # characters of one JSON value read back (a message, a reply, a tool result)
+NAME_LIMIT = 4096  # characters of a session id, model, provider or end reason
+ERROR_LIMIT = 64 * 1024  # characters of a turn's error read back (the rest stays in the file)
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+class BadRow(ValueError):
+    """One recorded row cannot be used; says what is wrong with it."""
+
+
+def _bound(*values: Any) -> tuple:
+    """Query parameters with each text that UTF-8 cannot encode (a lone surrogate: a non-UTF-8 file name
+    a tool read, a session named after one) as its bytes, which the statement casts back to TEXT."""
+    return tuple(_sql_text(v) if isinstance(v, str) else v for v in values)
+
+
+def _sql_text(text: str) -> str | bytes:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape")  # read back as the same text by _text_of
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "surrogatepass")
+
+
+def _text_of(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _capped(column: str) -> str:
+    """The column's value only when it is at most VALUE_LIMIT long, then its length: a huge one stays in the file."""
+    return f"CASE WHEN length({column}) <= {VALUE_LIMIT} THEN {column} END, length({column})"
+
+
+_TURN_COLUMNS = (
+    "id, session_id, started, model, provider, "
+    + _capped("user_message")
+    + f", ended, substr(error, 1, {ERROR_LIMIT}), steps, "
+    + _capped("usage")
+    + ", seconds, "
+    + _capped("origin")
+)
+
+
+def _json_value(pair: tuple[Any, Any], what: str) -> Any:
+    text, size = pair
+    if size is None:
+        raise BadRow(f"{what} is missing")
+    if text is None:
+        raise BadRow(f"{what} is {size:,} characters, over the {VALUE_LIMIT:,} cireil reads")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRow(f"{what} is not UTF-8 text") from None
+    if not isinstance(text, str):
+        raise BadRow(f"{what} is a {type(text).__name__}, not JSON text")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise BadRow(f"{what} is nested too deeply") from None
+    except ValueError as exc:
+        raise BadRow(f"{what} is not JSON ({exc})") from None
+
+
+def _json_object(pair: tuple[Any, Any], what: str) -> dict:
+    value = _json_value(pair, what)
+    if not isinstance(value, dict):
+        raise BadRow(f"{what} is not a JSON object")
+    return value
+
+
+def _int(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise BadRow(f"{what} is {_shown(value)}, not a count")
+    return value
+
+
+def _optional_int(value: Any, what: str) -> int | None:
+    return None if value is None else _int(value, what)
+
+
+def _number(value: Any, what: str) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+        raise BadRow(f"{what} is {_shown(value)}, not a number of seconds")
+    return value
+
+
+def _optional_number(value: Any, what: str) -> float | None:
+    return None if value is None else _number(value, what)
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise BadRow(f"{what} is {_shown(value)}, not text")
+    if len(value) > NAME_LIMIT:
+        raise BadRow(f"{what} is {len(value):,} characters, over {NAME_LIMIT:,}")
+    return value
+
+
+def _optional_text(value: Any, what: str) -> str | None:
+    return None if value is None else _text(value, what)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "missing"
+    if isinstance(value, (str, bytes)) and len(value) > 40:
+        return f"a {type(value).__name__} of {len(value):,}"
+    return repr(value)
+
+
+def _all_str(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _usage(value: dict) -> dict:
+    """Usage with every token count a count: a count that is not (a string, a float) is left out."""
+    return {
+        k: v
+        for k, v in value.items()
+        if k not in TOKEN_KEYS or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+    }
+
+
+def check_reply(reply: dict) -> dict:
+    """A step's reply, checked to the shape replay, fork and the views rely on; BadRow (a ValueError) if not."""
+    if not isinstance(reply, dict):
+        raise BadRow("reply is not an object")
+    if "error" in reply:
+        if not isinstance(reply["error"], str):
+            raise BadRow("reply error is not text")
+    else:
+        calls = reply.get("tool_calls")
+        if calls is None:
+            calls = reply["tool_calls"] = []
+        if not isinstance(calls, list):
+            raise BadRow("reply tool_calls is not a list")
+        for call in calls:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise BadRow("a tool call of the reply has no name")
+            if not isinstance(call.get("arguments", {}), dict) or not isinstance(call.get("rawArguments", ""), str):
+                raise BadRow(f"the arguments of tool call {call['name']!r} are not an object")
+    for key in ("content", "reasoning", "finish_reason"):
+        if not isinstance(reply.get(key), (str, type(None))):
+            raise BadRow(f"reply {key} is not text")
+    if not isinstance(reply.get("usage", {}), dict):
+        raise BadRow("reply usage is not an object")
+    if "usage" in reply:
+        reply["usage"] = _usage(reply["usage"])
+    return reply
+
+
+def _turn_row(row: tuple) -> dict:
+    """A turns row as the dict `turns()` gives, or BadRow."""
+    (tid, session_id, started, model, provider, user, user_size, ended, error, steps) = row[:10]
+    usage_pair, seconds, origin_pair = row[10:12], row[12], row[13:15]
+    if not isinstance(started, (int, float)) or isinstance(started, bool) or not 0 <= started < 1e11:
+        raise BadRow(f"started is {_shown(started)}, not a time")
+    if isinstance(error, bytes):
+        error = error.decode("utf-8", "replace")
+    if error is not None and not isinstance(error, str):
+        error = str(error)
+    return {
+        "id": tid,
+        "session_id": _text(session_id, "session_id"),
+        "started": started,
+        "model": _text(model, "model"),
+        "provider": _text(provider, "provider"),
+        "user": _json_object((user, user_size), "user_message") if user_size is not None else None,
+        "ended": _text(ended, "ended"),
+        "error": error,
+        "steps": _int(steps, "steps"),
+        "usage": _usage(_json_object(usage_pair, "usage")),
+        "seconds": _optional_number(seconds, "seconds"),
+        "origin": _json_object(origin_pair, "origin") if origin_pair[1] is not None else None,
+    }
