@@ -3,12 +3,20 @@
 Exit codes (contracts.md): 0 success; 1 a tool ran and reported `success: false`; 2 a usage or
 configuration error. User errors are one line on stderr, never a traceback. Each subcommand imports
 only what it needs, so `cireil --version` and `cireil init` stay quick.
+
+What the command prints quotes others: scenario and tool names, a model's answer, a provider's error, a
+hand-edited result file. `main` sends stdout and stderr through one filter (`terminal_safe`: ESC, BEL and
+the other controls shown as ␛, ␇, …; lone surrogates escaped) for the whole command, so no subcommand,
+runtime message or argparse error can hand the terminal an escape sequence (OSC 52 clipboard writes
+included), whichever print it comes from.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
@@ -43,8 +51,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+# characters json.dumps leaves raw that the terminal filter would rewrite (breaking the JSON): as \uXXXX
+# escapes instead, the same value to a JSON reader and nothing a terminal acts on
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 def _dump(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 # -- subcommands -------------------------------------------------------------------------------------
@@ -269,6 +283,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .runtime.base.controls import TerminalSafe  # here, not at the top: importing the CLI stays light
+
+    # the one place what the command prints is made safe for a terminal (see the module's docstring)
+    with (
+        contextlib.redirect_stdout(TerminalSafe(sys.stdout)),
+        contextlib.redirect_stderr(TerminalSafe(sys.stderr)),
+    ):
+        try:
+            return _main(argv)
+        except Exception:  # a bug: its traceback still shown (exit 1, as Python would), but through the filter
+            import traceback
+
+            traceback.print_exc()
+            return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

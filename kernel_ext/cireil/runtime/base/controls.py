@@ -10,6 +10,9 @@ messages, which quote what a file says.
 from __future__ import annotations
 
 import re
+from typing import Any, TextIO
+
+from .names import escape
 
 # C0 except tab and newline, a CR not followed by LF, DEL, C1, bidi embeddings/overrides/isolates
 CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
@@ -29,3 +32,28 @@ def _stand_in(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """`text` with every control character shown instead of acted on (tab and newline kept)."""
     return CONTROLS.sub(_stand_in, text)
+
+
+def terminal_safe(text: str) -> str:
+    """`text` as a terminal may be given it: controls made `visible`, lone surrogates (a non-UTF-8 name)
+    escaped so that writing it cannot fail. Every line the `cireil` command prints goes through this."""
+    return visible(escape(text))
+
+
+class TerminalSafe:
+    """A text stream whose every write goes through `terminal_safe` (the rest is the stream's own): the
+    `cireil` command and the eval workers print through it, so no print anywhere can reach the terminal raw."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(terminal_safe(text))
+        return len(text)
+
+    def write_control(self, text: str) -> None:
+        """The command's own cursor moves (the progress bar's carriage return), never text from others."""
+        self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding: the stream's
+        return getattr(self._stream, name)

@@ -121,12 +121,16 @@ def run_eval_command(args: argparse.Namespace) -> int:
         print(failures)
     print()
     print(report.summary())
-    if args.json:
-        report.write_json(args.json)
-        if report.failed():
-            print(f"open a failed run's recorded turn: cireil eval-show {args.json} RUN_ID")
-    if args.junit:
-        report.write_junit(args.junit)
+    try:
+        if args.json:
+            report.write_json(args.json)
+            if report.failed():
+                print(f"open a failed run's recorded turn: cireil eval-show {args.json} RUN_ID")
+        if args.junit:
+            report.write_junit(args.junit)
+    except OSError as exc:  # a missing folder, a read-only disk: said in one line (the grid above stands)
+        print(f"cireil: error: cannot write {exc.filename or 'the result'}: {exc.strerror or exc}", file=sys.stderr)
+        return USAGE
     if report.interrupted:
         return INTERRUPTED
     if report.pass_rate < args.min_pass:
@@ -135,9 +139,14 @@ def run_eval_command(args: argparse.Namespace) -> int:
     return OK
 
 
+def _limit(args: argparse.Namespace) -> int:
+    return int(getattr(args, "max_mb", 32.0) * 1024 * 1024)
+
+
 def compare_command(args: argparse.Namespace) -> int:
     try:
-        before, after = EvalReport.load(args.before), EvalReport.load(args.after)
+        before = EvalReport.load(args.before, max_bytes=_limit(args))
+        after = EvalReport.load(args.after, max_bytes=_limit(args))
     except ValueError as exc:
         print(f"cireil: error: {exc}", file=sys.stderr)
         return USAGE
@@ -157,9 +166,18 @@ def find_runs(report: EvalReport, run_id: str) -> list[RunResult]:
     return exact or [r for r in report.results if r.run_id.startswith(run_id)]
 
 
+def _short(text: str, limit: int = 300) -> str:
+    # one line per run, however long the names and messages in a (hand-edited) result file are
+    text = " ".join(text.split()) if "\n" in text else text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _listing(report: EvalReport) -> list[str]:
     return [
-        f"{r.run_id}  {r.scenario} [{r.variant} #{r.repeat + 1}] {r.status}: {r.failures[0] if r.failures else ''}"
+        _short(
+            f"{r.run_id}  {r.scenario} [{r.variant} #{r.repeat + 1}] {r.status}: {r.failures[0] if r.failures else ''}",
+            600,
+        )
         for r in sorted(report.failed(), key=lambda r: (r.scenario, r.variant, r.repeat))
     ]
 
@@ -168,7 +186,7 @@ def show_command(args: argparse.Namespace, render: Callable[[RunResult], str]) -
     """`cireil eval-show RESULT.json [RUN_ID]`: a run's failed checks and recorded turns (rendered by the
     caller: the steps view is the render layer's); without RUN_ID, the failed runs to pick from."""
     try:
-        report = EvalReport.load(args.result)
+        report = EvalReport.load(args.result, max_bytes=_limit(args))
     except ValueError as exc:
         print(f"cireil: error: {exc}", file=sys.stderr)
         return USAGE
@@ -189,7 +207,9 @@ def show_command(args: argparse.Namespace, render: Callable[[RunResult], str]) -
     run = found[0]
     try:
         print(render(run))
-    except ValueError as exc:
-        print(f"cireil: error: {args.result}: run {run.run_id}: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+        # recorded turns edited by hand: the run is named, never a traceback
+        why = str(exc) if isinstance(exc, ValueError) else f"its recorded turns are not as cireil wrote them ({exc})"
+        print(f"cireil: error: {args.result}: run {run.run_id}: {why}", file=sys.stderr)
         return USAGE
     return OK

@@ -1,10 +1,18 @@
-"""Argument matchers and the ordering rules that compare a run's tool calls with a scenario's expectations."""
+"""Argument matchers and the ordering rules that compare a run's tool calls with a scenario's expectations.
+
+Scenario regexes (`{ regex = ... }` argument matchers, `answer.regex`) run on RE2 (`google-re2`), which
+matches in time linear in the text: the text is the model's, and `(a+)+$` on Python's backtracking `re`
+would keep a run going long after its --timeout. RE2 has no backreferences and no lookaround; a scenario
+using them is refused when its file is loaded (FILE:LINE and why), never at run time.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 MATCHER_KINDS = ("exact", "regex", "subset", "any")
@@ -22,7 +30,7 @@ class Matcher:
         if self.kind == "exact":
             return actual == self.value
         if self.kind == "regex":
-            return isinstance(actual, str) and re.search(self.value, actual) is not None
+            return isinstance(actual, str) and regex_search(self.value, actual)
         return is_subset(self.value, actual)
 
     def describe(self) -> str:
@@ -32,6 +40,48 @@ class Matcher:
             return f"/{self.value}/"
         shown = json.dumps(self.value, ensure_ascii=False)
         return f"contains {shown}" if self.kind == "subset" else shown
+
+
+_UNSUPPORTED = (
+    (re.compile(r"\\[1-9]|\(\?P=|\\g<"), "backreferences"),
+    (re.compile(r"\(\?<?[=!]"), "lookaround ((?=, (?!, (?<=, (?<!)"),
+    (re.compile(r"\(\?[a-zA-Z]*x"), "verbose mode (?x)"),
+    (re.compile(r"\\Z"), "\\Z (write \\z)"),
+)
+
+
+@lru_cache(maxsize=512)
+def compile_regex(pattern: str) -> Callable[[str], Any]:
+    """The pattern's RE2 `search`; ValueError with RE2's reason (and what RE2 lacks) when RE2 cannot run it."""
+    import re2  # lazy: only scenarios with regexes need it
+
+    options = re2.Options()
+    options.never_capture = True  # only "does it match" is asked
+    options.log_errors = False  # RE2 would print every bad pattern to stderr
+    try:
+        return re2.compile(pattern, options).search
+    except re2.error as exc:
+        raw = exc.args[0] if exc.args else exc
+        reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        for found, feature in _UNSUPPORTED:
+            if found.search(pattern):
+                reason += f"; {feature} not supported: scenario regexes run on RE2, which matches in linear time"
+                break
+        raise ValueError(reason) from None
+    except UnicodeEncodeError:
+        raise ValueError("it holds a lone surrogate, which RE2 (UTF-8) cannot take") from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def regex_search(pattern: str, text: str) -> bool:
+    """Whether `pattern` (checked when the scenario was loaded) occurs in `text`, in time linear in the text."""
+    search = compile_regex(pattern)
+    try:
+        return search(text) is not None
+    except UnicodeEncodeError:  # RE2 takes UTF-8: a lone surrogate in the model's text is matched as U+FFFD
+        return search(_SURROGATE.sub("\ufffd", text)) is not None
 
 
 def is_subset(expected: Any, actual: Any) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..base.errors import ConfigError, ConfigIssue
-from .executors import Executor, LocalExecutor
+from .executors import Executor, LocalExecutor, RunTimedOut
 from .report import EvalReport
 from .scenario import Scenario
 from .variants import BASE, Variant, apply_files, copy_agent
@@ -116,7 +116,7 @@ def run_matrix(
                 spec.attachments = {raw: Path(raw).read_bytes() for raw in spec.scenario.attachments}
         report.jobs = executor.jobs
         started = time.perf_counter()
-        futures = {executor.submit(run_one, spec): spec for spec in specs}
+        futures = {executor.submit(run_one, spec, timeout=spec.timeout): spec for spec in specs}
         if on_progress:
             on_progress(report)
         try:
@@ -125,14 +125,15 @@ def run_matrix(
                 try:
                     result = RunResult.from_dict(future.result())
                 except Exception as exc:  # the worker died (killed, out of memory): that run errs, others go on
+                    why = str(exc) if isinstance(exc, RunTimedOut) else f"worker failed: {exc}"
                     result = RunResult(
                         spec.run_id,
                         spec.scenario.name,
                         spec.variant.name,
                         spec.repeat,
                         spec.scenario.session_id,
-                        error=f"worker failed: {exc}",
-                        failures=[f"worker failed: {exc}"],
+                        error=why,
+                        failures=[why],
                     )
                 report.add(result)
                 if on_progress:

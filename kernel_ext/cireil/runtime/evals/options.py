@@ -42,7 +42,13 @@ def add_eval_arguments(
     )
     p.add_argument("--variants", metavar="FILE", help="the variants file (default: variants.toml beside the scenarios)")
     p.add_argument("--jobs", type=_positive(int), default=2, metavar="N", help="runs at once (default 2)")
-    p.add_argument("--timeout", type=_positive(float), default=300.0, metavar="S", help="seconds per run (300)")
+    p.add_argument(
+        "--timeout",
+        type=_positive(float),
+        default=300.0,
+        metavar="S",
+        help="seconds per run, its checks included: then it is stopped (300)",
+    )
     p.add_argument("--min-pass", type=_fraction, default=1.0, metavar="RATE", help="pass rate needed (default 1.0)")
     p.add_argument("--json", metavar="FILE", help="write every run and the grid as JSON")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML (a testcase per run) for CI")
@@ -53,9 +59,20 @@ def add_eval_arguments(
     return p
 
 
+def _max_mb(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-mb",
+        type=_positive(float),
+        default=32.0,
+        metavar="MB",
+        help="largest result file read, in MiB (default 32: 100 failed runs with their recorded turns take ~25)",
+    )
+
+
 def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("before", metavar="A.json", help="the earlier result (cireil eval --json)")
     p.add_argument("after", metavar="B.json", help="the later result")
+    _max_mb(p)
     return p
 
 
@@ -64,4 +81,5 @@ def add_show_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument(
         "run", metavar="RUN_ID", nargs="?", help="the run to open (or a unique start of its id); none: list failed runs"
     )
+    _max_mb(p)
     return p

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from ..base.controls import terminal_safe
 from .report import EvalReport
 
 
@@ -21,15 +22,15 @@ class TerminalProgress:
             filled = round(self.width * done / total) if total else self.width
             bar = "#" * filled + "." * (self.width - filled)
             failed = done - report.passed
-            self.stream.write(f"\r[{bar}] {done}/{total}  {report.passed} passed  {failed} failed ")
+            # the redraw's carriage return is ours; a stream that filters text (the CLI's) passes it as it is
+            getattr(self.stream, "write_control", self.stream.write)("\r")
+            self.stream.write(f"[{bar}] {done}/{total}  {report.passed} passed  {failed} failed ")
             if done == total or report.interrupted:
                 self.stream.write("\n")
         else:
             for r in report.results[self._shown :]:
                 word = r.status.upper()
-                self.stream.write(
-                    f"[{self._shown + 1}/{total}] {word} {r.scenario} [{r.variant} #{r.repeat + 1}]"
-                    f" {r.latency_s:.1f}s\n"
-                )
+                line = f"[{self._shown + 1}/{total}] {word} {r.scenario} [{r.variant} #{r.repeat + 1}]"
+                self.stream.write(terminal_safe(line) + f" {r.latency_s:.1f}s\n")
                 self._shown += 1
         self.stream.flush()

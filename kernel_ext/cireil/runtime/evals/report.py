@@ -1,16 +1,33 @@
-"""Results of an eval: the grid of pass rates (scenario x variant), JSON and JUnit XML, and comparing two runs."""
+"""Results of an eval: the grid of pass rates (scenario x variant), JSON and JUnit XML, and comparing two runs.
+
+Names, messages and answers come from scenario files and models, so both writers make any text carriable:
+JUnit gets every character XML 1.0 cannot hold (C0 controls but tab/newline/CR, lone surrogates, U+FFFE and
+U+FFFF) and the C1 controls as visible escapes (`\\x1b`); JSON is strict (no NaN or Infinity: written as
+null) with lone surrogates escaped as text. A result file read back (`EvalReport.load`) is checked for shape
+and size first: a hand-edited one is refused in one line naming the file and the place in it.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from ..base.jsonbound import too_deep
+from ..base.names import escape
 from .worker import RunResult
 
 FORMAT = "cireil-eval/1"
+# bytes of a result file `load` reads: a run carries at most TURN_LIMIT (256 KiB) of recorded turns, so
+# 100 failed runs stay ~25 MB; `cireil eval-show/eval-compare --max-mb` raise it
+RESULT_LIMIT = 32 * 1024 * 1024
+RESULT_DEPTH = 200  # nesting levels of a result file (recorded turns hold the model's arguments)
 
 
 @dataclass
@@ -131,56 +148,250 @@ class EvalReport:
             "runs": [r.as_dict() for r in sorted(self.results, key=lambda r: r.run_id)],
         }
 
+    def json_text(self) -> str:
+        """The result as strict JSON (what `--json` writes)."""
+        return json.dumps(json_safe(self.as_dict()), indent=2, ensure_ascii=False, allow_nan=False)
+
     def write_json(self, path: str | Path) -> None:
-        _write(path, json.dumps(self.as_dict(), indent=2, ensure_ascii=False))
+        _write(path, self.json_text())
 
     @classmethod
-    def load(cls, path: str | Path) -> EvalReport:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: cannot be read as an eval result: {exc}") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f'{path}: not a cireil eval result (no "format": "{FORMAT}")')
+    def load(cls, path: str | Path, *, max_bytes: int = RESULT_LIMIT) -> EvalReport:
+        """A result file written by `cireil eval --json`; ValueError (one line: the file, where in it, what is
+        wrong) for anything else: unreadable, too big, not JSON, or not of the shape cireil writes."""
+        data = _read_result(path, max_bytes)
+        _check_result(data, str(path))
         report = cls(data["agent"], data["scenarios"], data["variants"], total=data.get("total", 0))
         report.interrupted = data.get("interrupted", False)
-        report.results = [RunResult.from_dict(r) for r in data.get("runs", [])]
+        report.results = [
+            RunResult.from_dict({**r, "latency_s": r.get("latency_s") or 0.0}) for r in data.get("runs", [])
+        ]
         return report
 
     def junit(self) -> str:
-        """JUnit XML: one testsuite per variant, one testcase per run (classname = scenario)."""
+        """JUnit XML: one testsuite per variant, one testcase per run (classname = scenario); every attribute
+        and text made carriable by XML 1.0 (`xml_text`)."""
         suites = ET.Element("testsuites", name="cireil eval", tests=str(len(self.results)))
         for v in self.variants:
             runs = sorted((r for r in self.results if r.variant == v), key=lambda r: (r.scenario, r.repeat))
             suite = ET.SubElement(
                 suites,
                 "testsuite",
-                name=v,
+                name=xml_text(v),
                 tests=str(len(runs)),
                 failures=str(sum(r.status == "fail" for r in runs)),
                 errors=str(sum(r.status == "error" for r in runs)),
-                time=f"{sum(r.latency_s for r in runs):.3f}",
+                time=_seconds(sum(_finite(r.latency_s) for r in runs)),
             )
             for r in runs:
                 case = ET.SubElement(
                     suite,
                     "testcase",
-                    classname=r.scenario,
-                    name=f"{r.scenario} #{r.repeat + 1}",
-                    time=f"{r.latency_s:.3f}",
+                    classname=xml_text(r.scenario),
+                    name=xml_text(f"{r.scenario} #{r.repeat + 1}"),
+                    time=_seconds(r.latency_s),
                 )
                 if r.status in ("fail", "error"):
                     tag = "failure" if r.status == "fail" else "error"
-                    node = ET.SubElement(case, tag, message=r.failures[0] if r.failures else r.status)
-                    node.text = "\n".join(r.failures)
+                    node = ET.SubElement(case, tag, message=xml_text(r.failures[0] if r.failures else r.status))
+                    node.text = xml_text("\n".join(r.failures))
                 props = ET.SubElement(case, "properties")
                 for name, value in (("run_id", r.run_id), ("session_id", r.session_id), ("tokens", r.tokens)):
-                    ET.SubElement(props, "property", name=name, value=str(value))
+                    ET.SubElement(props, "property", name=name, value=xml_text(str(value)))
         ET.indent(suites)
         return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
     def write_junit(self, path: str | Path) -> None:
         _write(path, self.junit())
+
+
+# what XML 1.0 cannot carry (C0 but tab/newline/CR, surrogates, U+FFFE/FFFF), and DEL and the C1 controls,
+# which it may carry but a terminal or CI page showing the report would act on
+_NOT_XML = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _finite(value: Any) -> float:
+    return value if isinstance(value, int | float) and math.isfinite(value) else 0.0
+
+
+def _seconds(value: Any) -> str:
+    # a JUnit reader parses time as a number: never "nan" or "inf"
+    return f"{_finite(value):.3f}"
+
+
+def xml_text(text: str) -> str:
+    """`text` with every character XML 1.0 cannot carry (and DEL, C1) written as a visible escape (`\\x1b`)."""
+    return _NOT_XML.sub(_xml_escape, text)
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """`value` as strict JSON can carry it: NaN and infinities as null, lone surrogates escaped as text
+    (`\\udc80`: UTF-8 cannot encode them), too deep nesting cut."""
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, bool | int) or value is None:
+        return value
+    if depth > RESULT_DEPTH:
+        return "[nested too deep]"
+    if isinstance(value, dict):
+        return {escape(str(k)): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v, depth + 1) for v in value]
+    return escape(str(value))
+
+
+def _read_result(path: str | Path, max_bytes: int) -> Any:
+    where = str(path)
+    try:
+        # non-blocking: a FIFO named as the result must not hang the command waiting for a writer
+        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ValueError(f"{where}: cannot be read as an eval result: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{where}: not a regular file: give the JSON file `cireil eval --json` wrote")
+        if info.st_size > max_bytes:
+            raise ValueError(
+                f"{where}: {info.st_size:,} bytes, over the {max_bytes:,}-byte limit for an eval result"
+                " (raise it with --max-mb if the file is one cireil wrote)"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            raw = stream.read(max_bytes + 1)
+    except OSError as exc:
+        raise ValueError(f"{where}: cannot be read as an eval result: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:  # grew while being read
+        raise ValueError(f"{where}: over the {max_bytes:,}-byte limit for an eval result")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ValueError(f"{where}: line {line}: not UTF-8 text, so not an eval result cireil wrote") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where}: nested deeper than {RESULT_DEPTH} levels: not an eval result") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if too_deep(data, RESULT_DEPTH):
+        raise ValueError(f"{where}: nested deeper than {RESULT_DEPTH} levels: not an eval result")
+    return data
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return "NaN" if isinstance(value, float) and math.isnan(value) else "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_measure(value: Any) -> bool:
+    return value is None or _is_number(value)  # null: what the writer puts for a NaN
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+_TOP: dict[str, tuple[Any, str, bool]] = {  # key: (test, what it must be, required)
+    "agent": (lambda v: isinstance(v, str), "a string", True),
+    "scenarios": (_is_strings, "an array of strings", True),
+    "variants": (_is_strings, "an array of strings", True),
+    "total": (_is_count, "a whole number, 0 or more", False),
+    "interrupted": (lambda v: isinstance(v, bool), "true/false", False),
+    "duration_s": (_is_measure, "a finite number or null", False),
+    "passed": (_is_count, "a whole number, 0 or more", False),
+    "pass_rate": (_is_measure, "a finite number or null", False),
+    "grid": (lambda v: isinstance(v, list), "an array", False),
+    "runs": (lambda v: isinstance(v, list), "an array", False),
+}
+_STATUSES = ("pass", "fail", "error", "interrupted")
+_RUN: dict[str, tuple[Any, str, bool]] = {
+    "run_id": (lambda v: isinstance(v, str) and v != "", "a non-empty string", True),
+    "scenario": (lambda v: isinstance(v, str), "a string", True),
+    "variant": (lambda v: isinstance(v, str), "a string", True),
+    "repeat": (_is_count, "a whole number, 0 or more", True),
+    "session_id": (lambda v: isinstance(v, str), "a string", True),
+    "status": (lambda v: v in _STATUSES, f"one of {', '.join(_STATUSES)}", False),
+    "failures": (_is_strings, "an array of strings", False),
+    "error": (lambda v: v is None or isinstance(v, str), "a string or null", False),
+    "tokens": (_is_count, "a whole number, 0 or more", False),
+    "latency_s": (_is_measure, "a finite number or null", False),
+    "steps": (_is_count, "a whole number, 0 or more", False),
+    "calls": (lambda v: isinstance(v, list) and all(isinstance(c, dict) for c in v), "an array of objects", False),
+    "answer": (lambda v: isinstance(v, str), "a string", False),
+    "ended": (lambda v: isinstance(v, str), "a string", False),
+    "model": (lambda v: isinstance(v, str), "a string", False),
+    "agent_dir": (lambda v: v is None or isinstance(v, str), "a string or null", False),
+    "recording": (lambda v: v is None or isinstance(v, dict), "an object or null", False),
+}
+
+
+_CELL: dict[str, tuple[Any, str, bool]] = {
+    "scenario": (lambda v: isinstance(v, str), "a string", False),
+    "variant": (lambda v: isinstance(v, str), "a string", False),
+    "passed": (_is_count, "a whole number, 0 or more", False),
+    "runs": (_is_count, "a whole number, 0 or more", False),
+    "rate": (_is_measure, "a finite number or null", False),
+    "tokens": (_is_measure, "a finite number or null", False),
+    "latency_s": (_is_measure, "a finite number or null", False),
+}
+
+
+def _check_fields(data: dict, fields: dict[str, tuple[Any, str, bool]], where: str, prefix: str) -> None:
+    for key, (test, what, required) in fields.items():
+        if key not in data:
+            if required:
+                raise ValueError(f"{where}: {prefix}{key}: missing (expected {what})")
+            continue
+        if not test(data[key]):
+            raise ValueError(f"{where}: {prefix}{key}: expected {what}, not {_kind(data[key])}")
+
+
+def _check_result(data: Any, where: str) -> None:
+    """The shape `as_dict` writes; the first thing that differs raised as one line with its JSON path."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f'{where}: not a cireil eval result (no "format": "{FORMAT}")')
+    _check_fields(data, _TOP, where, "")
+    for n, cell in enumerate(data.get("grid", [])):
+        if not isinstance(cell, dict):
+            raise ValueError(f"{where}: grid[{n}]: expected an object, not {_kind(cell)}")
+        _check_fields(cell, _CELL, where, f"grid[{n}].")
+    for n, run in enumerate(data.get("runs", [])):
+        if not isinstance(run, dict):
+            raise ValueError(f"{where}: runs[{n}]: expected an object, not {_kind(run)}")
+        _check_fields(run, _RUN, where, f"runs[{n}].")
+        for c, call in enumerate(run.get("calls", [])):
+            if not isinstance(call.get("name", ""), str):
+                raise ValueError(f"{where}: runs[{n}].calls[{c}].name: expected a string, not {_kind(call['name'])}")
+        recording = run.get("recording")
+        if recording and not (
+            isinstance(recording.get("problem"), str)
+            or (isinstance(recording.get("turns", []), list) and isinstance(recording.get("blobs", {}), dict))
+        ):
+            raise ValueError(f"{where}: runs[{n}].recording: not recorded turns as cireil packs them")
 
 
 def _write(path: str | Path, text: str) -> None:

@@ -49,7 +49,7 @@ from ..config.checker import Checker, label, toml_repr
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_config_bytes
 from ..sessions.conditions import CHANNELS, RuleContext
 from ..sessions.state import platform_of
-from .matchers import MATCHER_KINDS, ORDERS, CallSpec, Matcher
+from .matchers import MATCHER_KINDS, ORDERS, CallSpec, Matcher, compile_regex
 
 DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
@@ -94,11 +94,16 @@ class Scenario:
 
 
 def _regex_problem(value: str | list[str]) -> str | None:
+    # compiled by the engine the checks run on (RE2, linear time): what it cannot run is refused here, not mid-eval
     for pattern in [value] if isinstance(value, str) else value:
         try:
-            re.compile(pattern)
+            re.compile(pattern)  # compiling only (never matching): Python's reasons read best for a typo
         except re.error as exc:
             return f"must be a regular expression, not {toml_repr(pattern)} ({exc})"
+        try:
+            compile_regex(pattern)
+        except ValueError as exc:
+            return f"must be a regular expression RE2 can run (linear time), not {toml_repr(pattern)} ({exc})"
     return None
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..recorder.portable import TURN_LIMIT
-from .matchers import check_calls
+from .matchers import check_calls, regex_search
 from .scenario import PinnedReply, Scenario
 from .variants import Variant, copy_agent, pin_engine
 
@@ -183,10 +183,12 @@ def _message(agent: Any, scenario: Scenario, text: str, attach: bool, shipped: d
     return message
 
 
-async def _drive(agent: Any, spec: RunSpec, watch: _Watch, outcomes: list) -> None:
+async def _drive(agent: Any, spec: RunSpec, watch: _Watch, outcomes: list, deadline: float) -> None:
     scenario, variant = spec.scenario, spec.variant
     watch.task = asyncio.current_task()
-    limit = min(spec.timeout, scenario.seconds or spec.timeout)
+    # --timeout counts from the run's start (copying and loading the agent too): the turn gets what is left
+    left = max(0.0, deadline - time.monotonic())
+    limit = min(left, scenario.seconds or left)
     try:
         async with asyncio.timeout(limit):
             for n, text in enumerate(scenario.messages):
@@ -195,7 +197,10 @@ async def _drive(agent: Any, spec: RunSpec, watch: _Watch, outcomes: list) -> No
                     await agent.aturn(message, on_event=watch.event, provider=variant.provider, model=variant.model)
                 )
     except TimeoutError:
-        watch.over = watch.over or f"limit: stopped after {limit:g} seconds"
+        if scenario.seconds is not None and limit >= scenario.seconds:
+            watch.over = watch.over or f"limit: stopped after {limit:g} seconds"
+        else:
+            watch.over = watch.over or f"timed out: the run reached its --timeout of {spec.timeout:g} seconds"
     except asyncio.CancelledError:
         if watch.over is None:
             raise
@@ -233,8 +238,6 @@ def _run_check(dotted: str, run: EvalRun, scenario_dir: str) -> str | None:
 
 def judge(spec: RunSpec, result: RunResult, watch: _Watch, outcomes: list) -> None:
     """Every check of the scenario, all reported (not only the first)."""
-    import re
-
     scenario = spec.scenario
     failures: list[str] = []
     if watch.over:
@@ -245,7 +248,7 @@ def judge(spec: RunSpec, result: RunResult, watch: _Watch, outcomes: list) -> No
         if text not in answer:
             failures.append(f"answer does not contain {text!r}")
     for pattern in scenario.regex:
-        if re.search(pattern, answer) is None:
+        if not regex_search(pattern, answer):
             failures.append(f"answer does not match /{pattern}/")
     if scenario.ended and result.ended != scenario.ended:
         failures.append(f"turn ended with {result.ended or 'nothing'}, expected {scenario.ended}")
@@ -292,6 +295,7 @@ def run_one(spec: RunSpec) -> dict:
     watch = _Watch(scenario)
     outcomes: list = []
     started = time.perf_counter()
+    deadline = time.monotonic() + spec.timeout
     try:
         copy_agent(Path(spec.template), copy)
         if scenario.replies:
@@ -309,7 +313,7 @@ def run_one(spec: RunSpec) -> dict:
             agent.act_as(scenario.rules_see)
         started = time.perf_counter()  # latency is the turns', not the copying and loading before them
         try:
-            RUNTIME.run(_drive(agent, spec, watch, outcomes))
+            RUNTIME.run(_drive(agent, spec, watch, outcomes, deadline))
         except Exception as exc:  # the provider failed for good, a config broke: the run errs, the eval goes on
             result.error = f"{type(exc).__name__}: {exc}"
         result.latency_s = time.perf_counter() - started
