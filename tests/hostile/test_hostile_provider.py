@@ -480,3 +480,11 @@ def test_dry_run_checks_the_limits(tmp_path):
         ("error", "config/cireil.toml:2: 'limits.idle_timeout_s' must be a number from 0.01 to 86400, not -1"),
         ("warning", "config/cireil.toml:3: warning: 'prices.m.output' is required"),
     ]
+
+
+def test_a_provider_error_shown_in_a_cell_has_its_control_characters_made_visible():
+    from cireil.runtime.engine.replytypes import ProviderError
+
+    shown = "".join(ProviderError("HTTP 500: \x1b]52;c;ZXZpbA==\x07 \x1b[2J boom")._render_traceback_())
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "boom" in shown

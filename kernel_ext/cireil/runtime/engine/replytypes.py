@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.controls import terminal_safe
 from ..base.errors import CireilError
 from ..base.secrets import mask
 
@@ -49,7 +50,8 @@ class ProviderError(CireilError):
 
     def _render_traceback_(self) -> list[str]:
         """What IPython shows for it in a cell: the one line that says what failed, not cireil's frames."""
-        return [f"{type(self).__name__}: {self}"]
+        # a provider chose some of this text: a terminal or front end shows its control characters, never acts on them
+        return [terminal_safe(f"{type(self).__name__}: {self}")]
 
 
 class NoToolCalls(ProviderError):

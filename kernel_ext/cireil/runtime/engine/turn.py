@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..base.controls import terminal_safe
 from ..base.errors import CireilError
 from ..base.secrets import mask, mask_data
 from ..config.cireil_config import DEFAULT_LIMITS, setting
@@ -85,7 +86,8 @@ class StepLimitReached(CireilError):
 
     def _render_traceback_(self) -> list[str]:
         """What IPython shows for it in a cell: the one line, not cireil's frames."""
-        return [f"{type(self).__name__}: {self}"]
+        # a provider chose some of this text: a terminal or front end shows its control characters, never acts on them
+        return [terminal_safe(f"{type(self).__name__}: {self}")]
 
 
 def breaker_notice(tool: str, count: int) -> str:
