@@ -26,7 +26,7 @@ from pathlib import Path
 
 from cireil.runtime.config.cireil_config import DEFAULT_LIMITS, Limits
 from cireil.runtime.config.engine_config import ProviderConfig
-from cireil.runtime.engine.provider import ModelRequest, OpenAIProvider
+from cireil.runtime.engine.openai import ModelRequest, OpenAIProvider
 from cireil.testing.lying_llm import LyingLLM, answers
 
 BOUND_MIB = 64

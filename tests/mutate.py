@@ -314,7 +314,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     m(
         "read-jpeg",
         "issue 16: useJpegForImages sends pictures as JPEG",
-        "engine/provider.py",
+        "engine/openai.py",
         "        messages = [_jpeg_images(m) for m in messages]\n",
         "        pass\n",
         "tests/runtime/tools/test_read_media.py",

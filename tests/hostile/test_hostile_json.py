@@ -8,8 +8,8 @@ import time
 import pytest
 
 from cireil.runtime.base import jsonbound
+from cireil.runtime.engine.openai import parse_arguments
 from cireil.runtime.engine.partialjson import partial_string_field
-from cireil.runtime.engine.provider import parse_arguments
 
 BOMB = "[" * 100_000 + "]" * 100_000
 GENEROUS_S = 10.0
@@ -89,7 +89,7 @@ def test_an_anthropic_provider_and_a_model_list_answering_a_depth_bomb_fail_clea
     from cireil.runtime.config.engine_config import ProviderConfig
     from cireil.runtime.engine.anthropic import AnthropicProvider
     from cireil.runtime.engine.models import fetch_models
-    from cireil.runtime.engine.provider import ModelRequest, ProviderError
+    from cireil.runtime.engine.openai import ModelRequest, ProviderError
     from cireil.runtime.sessions import messages as M
 
     with _DeepJson() as server:

@@ -29,7 +29,7 @@ from cireil.runtime.engine.anthropic import AnthropicProvider
 from cireil.runtime.engine.codex import _Items
 from cireil.runtime.engine.httpcall import MAX_ERROR_TEXT
 from cireil.runtime.engine.models import fetch_models
-from cireil.runtime.engine.provider import ModelRequest, OpenAIProvider, ProviderError
+from cireil.runtime.engine.openai import ModelRequest, OpenAIProvider, ProviderError
 from cireil.runtime.engine.replytypes import ProviderLimitExceeded
 from cireil.runtime.engine.turn import StepLimitReached
 from cireil.runtime.mcp.sse import SseParser

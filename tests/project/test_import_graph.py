@@ -145,7 +145,7 @@ def test_the_graph_sees_every_kind_of_import():
     assert ("cireil.runtime.toolkit.tool", True, False) in turn  # from ..tool import execute
     assert ("cireil.runtime.sessions.messages", True, False) in turn  # from .. import messages as msgs
     assert ("cireil.runtime.config.engine_config", True, True) in turn  # under TYPE_CHECKING
-    assert ("cireil.runtime.engine.provider", False, False) in turn  # inside Turn._complete
+    assert ("cireil.runtime.engine.openai", False, False) in turn  # inside Turn._complete
     assert ("cireil.runtime.toolkit.registry", False, False) in turn  # inside Turn._declared
 
 

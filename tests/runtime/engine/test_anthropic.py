@@ -10,7 +10,7 @@ import pytest
 import cireil
 from cireil.runtime.config.engine_config import KeySource, ModelConfig, ProviderConfig
 from cireil.runtime.engine.anthropic import BETA, MAX_TOKENS, VERSION, AnthropicProvider
-from cireil.runtime.engine.provider import ModelRequest, NoToolCalls, ProviderError
+from cireil.runtime.engine.openai import ModelRequest, NoToolCalls, ProviderError
 from cireil.runtime.sessions import messages as M
 from cireil.testing.scripted_llm import ScriptedLLM, reply
 from turnkit import turn_agent

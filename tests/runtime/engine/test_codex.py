@@ -17,7 +17,7 @@ import cireil
 from cireil.runtime.config.engine_config import ProviderConfig
 from cireil.runtime.engine import codex_auth
 from cireil.runtime.engine.codex import CodexProvider, normalize_model, reasoning
-from cireil.runtime.engine.provider import ModelRequest, NoToolCalls, ProviderError
+from cireil.runtime.engine.openai import ModelRequest, NoToolCalls, ProviderError
 from cireil.runtime.sessions import messages as M
 from cireil.testing.scripted_llm import ScriptedLLM, reply
 from conftest import make_agent

@@ -10,7 +10,7 @@ import cireil
 from cireil.runtime.base.params import RawObject
 from cireil.runtime.config.engine_config import ModelConfig, ProviderConfig
 from cireil.runtime.engine.history import estimate_system
-from cireil.runtime.engine.provider import ModelRequest, build_request_body
+from cireil.runtime.engine.openai import ModelRequest, build_request_body
 from cireil.runtime.engine.toolcost import definition_tokens, tool_costs
 from cireil.runtime.engine.toollint import lint_tools
 from cireil.runtime.scaffold import copy_demo

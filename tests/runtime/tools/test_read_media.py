@@ -16,7 +16,7 @@ from PIL import Image
 import cireil
 from cireil.render import result_bundle
 from cireil.runtime.config.engine_config import ModelConfig, ProviderConfig
-from cireil.runtime.engine.provider import ModelRequest, build_request_body
+from cireil.runtime.engine.openai import ModelRequest, build_request_body
 from cireil.runtime.sessions.messages import user_message
 from conftest import DATA
 from readtools import reading_agent

@@ -25,7 +25,7 @@ from typing import Any
 from ..config.engine_config import ModelConfig
 from ..sessions.messages import assistant_message
 from .httpcall import Growing, HttpProvider, ReplyReader, describe, excerpt
-from .provider import MAX_CALLS, _dumps, is_index, tool_call_part, wants_auto_tool_choice
+from .openai import MAX_CALLS, _dumps, is_index, tool_call_part, wants_auto_tool_choice
 from .replytypes import ContentFiltered, MalformedReply, ModelReply, ModelRequest, NoToolCalls, ProviderError
 
 MAX_TOKENS = 64000

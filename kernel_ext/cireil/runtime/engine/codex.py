@@ -26,7 +26,7 @@ from ..config.engine_config import ModelConfig, ProviderConfig
 from ..sessions.messages import assistant_message
 from . import codex_auth
 from .httpcall import Growing, HttpError, HttpProvider, ReplyReader, describe, excerpt
-from .provider import MAX_CALLS, _dumps, is_index, tool_call_part
+from .openai import MAX_CALLS, _dumps, is_index, tool_call_part
 from .replytypes import MalformedReply, ModelReply, ModelRequest, NoToolCalls, ProviderError
 
 PATH = "/codex/responses"

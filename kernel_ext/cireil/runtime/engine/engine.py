@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..toolkit.tool import Tool
     from .host import TurnHost
     from .httpcall import HttpProvider
-    from .provider import ModelRequest
+    from .openai import ModelRequest
 
 
 # What a turn talks to in place of the provider engine.toml chooses (a replay's scripted server, a fork's
@@ -82,7 +82,7 @@ def request_body(provider: ProviderConfig, model_cfg: ModelConfig, request: Mode
         from .codex import build_codex_body
 
         return build_codex_body(provider, model_cfg, request)
-    from .provider import build_request_body
+    from .openai import build_request_body
 
     return build_request_body(provider, model_cfg, request, stream=False)
 
@@ -97,7 +97,7 @@ def client_class(kind: str) -> type[HttpProvider]:
         from .codex import CodexProvider
 
         return CodexProvider
-    from .provider import OpenAIProvider
+    from .openai import OpenAIProvider
 
     return OpenAIProvider
 
@@ -205,7 +205,7 @@ class Engine:
     ) -> PreparedRequest:
         from ..toolkit.registry import path_effects
         from .assemble import assemble
-        from .provider import ModelRequest
+        from .openai import ModelRequest
 
         host = self.host
         assembled = assemble(

@@ -310,7 +310,7 @@ class Turn:
 
     async def _complete(self, request: Any, step: int, retries: int) -> Any:
         """The model's reply, or None after a failure that is retried (reference §8.2 step 4)."""
-        from .provider import ContentFiltered, NoToolCalls, ProviderError
+        from .openai import ContentFiltered, NoToolCalls, ProviderError
 
         def delta(event: dict) -> None:
             # the provider's own kind (text, thinking, toolCall) moves to "kind"

@@ -39,7 +39,7 @@ class RecordedClient:
 
     async def complete(self, request: Any, *, on_delta: Any = None) -> Any:
         from ..engine.engine import request_body
-        from ..engine.provider import ModelReply, NoToolCalls, ProviderError
+        from ..engine.openai import ModelReply, NoToolCalls, ProviderError
         from ..sessions import messages as msgs
 
         if self.served >= len(self.replies):

@@ -231,7 +231,7 @@ def replay(agent: ReplayHost, turn: RecordedTurn, *, in_place: bool = False) -> 
 async def _run(engine: Engine, session: Any, turn: RecordedTurn, base_url: str, on_event: Any) -> TurnOutcome:
     """The recorded turn again, its provider's client replaced by one for the scripted server; not recorded."""
     from ..config.engine_config import KeySource
-    from ..engine.provider import OpenAIProvider
+    from ..engine.openai import OpenAIProvider
 
     made: list[OpenAIProvider] = []
 

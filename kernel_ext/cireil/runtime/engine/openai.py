@@ -1,4 +1,4 @@
-"""The model provider: one OpenAI-compatible chat-completions call per model turn (reference §8.4).
+"""The `openai` provider kind: one OpenAI-compatible chat-completions call per model turn (reference §8.4).
 
 Streams by default (the notebook shows thinking, tool calls and a respond's text as they arrive);
 falls back to a plain JSON request when a backend refuses streaming. A provider with useJpegForImages gets

@@ -14,7 +14,7 @@ import pytest
 
 from cireil.runtime.config.engine_config import ENGINE_FILE, KeySource, ModelConfig, ProviderConfig, parse_engine_config
 from cireil.runtime.config.tomlsource import TomlSource
-from cireil.runtime.engine.provider import (
+from cireil.runtime.engine.openai import (
     TOOL_USE_REMINDER,
     ContentFiltered,
     ModelRequest,
