@@ -10,10 +10,7 @@ recorded in, with the message it had.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +18,7 @@ import pytest
 import cireil
 from cireil.runtime.recorder.store import RECORDINGS_FILE
 from cireil.testing.scripted_llm import ScriptedLLM, reply
+from recorderkit import run_pytest
 from turnkit import turn_agent
 
 
@@ -193,18 +191,6 @@ def test_a_markdown_heading_shows_hostile_text_as_code_only(tmp_path, llm):
     assert md_code("caf\udce9").encode("utf-8")  # a lone surrogate would fail writing the file
     assert md_text("read") == "read" and md_text("2026-12-06 03:20:02 UTC") == "2026-12-06 03:20:02 UTC"
     assert md_text("![](http://x/y)") == "` ![](http://x/y) `" and md_text("<b>x</b>").startswith("`")
-
-
-def run_pytest(path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(Path(cireil.__file__).parent.parent)}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", str(path), "-q", "-p", "no:cacheprovider"],
-        cwd=path.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_an_exported_test_of_hostile_names_and_messages_compiles_runs_nothing_and_passes(tmp_path, llm):

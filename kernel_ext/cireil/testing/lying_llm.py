@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .loopback import LoopbackServer, TrackedHandler
 
 __all__ = ["LyingLLM", "answers"]
 
@@ -32,74 +32,30 @@ Answer = Callable[[BaseHTTPRequestHandler], None]
 CHUNK = 64 * 1024
 
 
-class LyingLLM:
+class LyingLLM(LoopbackServer):
+    thread_name = "lying-llm"
+
     def __init__(self, answer: Answer | None = None, *, models_answer: Answer | None = None) -> None:
+        super().__init__()
         self.answer: Answer = answer or answers.events()
         self.models_answer = models_answer
         self.requests = 0
-        self.stopping = threading.Event()  # ends the endless answers
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._connections: set[socket.socket] = set()
 
-    def start(self) -> LyingLLM:
+    def handler_class(self) -> type[TrackedHandler]:
         liar = self
 
         class Handler(_Handler):
             owner = liar
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self.stopping.set()
-        server.shutdown()
-        server.server_close()
-        with self._lock:
-            open_connections = list(self._connections)
-        for conn in open_connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join()
-
-    def __enter__(self) -> LyingLLM:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return Handler
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "LyingLLM is not running; call start() first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(TrackedHandler):
     owner: LyingLLM
-    protocol_version = "HTTP/1.1"
-
-    def setup(self) -> None:
-        super().setup()
-        with self.owner._lock:
-            self.owner._connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.owner._lock:
-            self.owner._connections.discard(self.connection)
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

@@ -23,7 +23,6 @@ with `POST /oauth/token` refreshing the logins it issued (`llm.codex`, scripted_
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import select
@@ -33,8 +32,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .loopback import LoopbackServer, TrackedHandler
 
 __all__ = ["Recorded", "Reply", "ScriptedLLM", "reply"]
 
@@ -108,23 +108,20 @@ class Recorded:
     header_lines: list[tuple[str, str]] = field(default_factory=list)  # every line, repeats too, in order
 
 
-class ScriptedLLM:
+class ScriptedLLM(LoopbackServer):
+    thread_name = "scripted-llm"
+
     def __init__(
         self,
         *replies: Reply,
         port: int = 0,
         default: Reply | Callable[[dict], Reply] = DEFAULT_REPLY,
     ) -> None:
-        self._port = port
+        super().__init__(port=port)
         self.default = default
         self.requests: list[Recorded] = []
         self.disconnected = threading.Event()  # set when any client hung up mid-reply
         self._queue: deque[Reply] = deque(replies)
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)
         # GET .../models answers {"data": models}; None answers 404 (a server without a model list)
         self.models: list[dict] | None = None
@@ -133,47 +130,9 @@ class ScriptedLLM:
 
         self.codex = CodexAuth(self._root_url)  # the logins /codex/responses accepts, /oauth/token refreshes
 
-    # -- lifecycle ----------------------------------------------------------------------------
-    def start(self) -> ScriptedLLM:
-        if self._server is not None:
-            return self
-        self._stopping.clear()
-        server = ThreadingHTTPServer(("127.0.0.1", self._port), _make_handler(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-llm", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._stopping.set()  # ends any reply waiting out its delay
-        server.shutdown()
-        server.server_close()
-        with self._lock:
-            open_connections = list(self._connections)
-        for conn in open_connections:
-            # idle keep-alive connections (and replies cut short) would otherwise hold their threads
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join()
-
-    def __enter__(self) -> ScriptedLLM:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("ScriptedLLM is not running; call start() first")
-        return self._server.server_address[1]
+    # -- lifecycle (LoopbackServer) ----------------------------------------------------------
+    def handler_class(self) -> type[TrackedHandler]:
+        return _make_handler(self)
 
     @property
     def base_url(self) -> str:
@@ -218,15 +177,15 @@ def scripted_codex_expired() -> str:
     return EXPIRED
 
 
-def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
+def _make_handler(llm: ScriptedLLM) -> type[TrackedHandler]:
     class Handler(_Handler):
         owner = llm
 
     return Handler
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive and chunked streams, like a real API server
+class _Handler(TrackedHandler):
+    # keep-alive and chunked streams, like a real API server (TrackedHandler speaks HTTP/1.1)
     owner: ScriptedLLM
     _entry: Recorded
 
@@ -234,17 +193,6 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         # many small writes per reply: without this, Nagle's algorithm and the client's delayed ACK add ~40 ms
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self.owner._lock:
-            self.owner._connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.owner._lock:
-            self.owner._connections.discard(self.connection)
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # a test run or a notebook should not fill with access logs
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -326,7 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
             left = deadline - time.monotonic()
             if left <= 0:
                 return True
-            if self.owner._stopping.wait(min(left, 0.02)):
+            if self.owner.stopping.wait(min(left, 0.02)):
                 self.close_connection = True
                 return False
 
