@@ -165,6 +165,26 @@ def test_cron_schedule_and_an_engine_error_is_delivered(setup, llm):
     assert runner.next["brief"] == local(2026, 1, 13, 7, 30)
 
 
+def test_an_engine_error_that_is_no_provider_error_is_delivered_with_configured_secrets_masked(setup, monkeypatch):
+    # provider errors are masked where they are made; any other failure's text reaches the target session too
+    from cireil.runtime.base.secrets import SECRETS
+
+    secret = "sk-cron-secret-0123456789"
+    SECRETS.add(secret)
+    text = '[[jobs]]\nid = "brief"\nprompt = "Plan."\nschedule = { every = 60 }\ntarget = "internal:me"\n'
+    agent, runner, clock = setup(text)
+
+    async def failing(*args, **kwargs):
+        raise RuntimeError(f"could not reach https://api.example/v1?key={secret}: {secret}")
+
+    monkeypatch.setattr(agent.engine, "run_turn", failing)
+    clock.advance(60)
+    tick(runner)
+    delivered = agent.session_for("internal:me").history[-1]["content"][0]["text"]
+    assert delivered.startswith("⚠️ Engine error:") and "could not reach" in delivered
+    assert secret not in delivered
+
+
 MAIN = """\
 [[jobs]]
 id = "tidy"

@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.secrets import mask
 from ..recorder.portable import TURN_LIMIT
 from .matchers import check_calls, regex_search
 from .scenario import PinnedReply, Scenario
@@ -315,7 +316,7 @@ def run_one(spec: RunSpec) -> dict:
         try:
             RUNTIME.run(_drive(agent, spec, watch, outcomes, deadline))
         except Exception as exc:  # the provider failed for good, a config broke: the run errs, the eval goes on
-            result.error = f"{type(exc).__name__}: {exc}"
+            result.error = mask(f"{type(exc).__name__}: {exc}")
         result.latency_s = time.perf_counter() - started
         result.answer = "\n\n".join(o.text for o in outcomes if o.text)
         result.ended = outcomes[-1].ended if outcomes else ""
@@ -330,7 +331,7 @@ def run_one(spec: RunSpec) -> dict:
             result.failures = [f"turn failed: {result.error}"]
     except Exception as exc:
         result.status = "error"
-        result.error = f"{type(exc).__name__}: {exc}"
+        result.error = mask(f"{type(exc).__name__}: {exc}")
         result.failures = [f"run could not start: {result.error}"]
         result.latency_s = time.perf_counter() - started
     finally:

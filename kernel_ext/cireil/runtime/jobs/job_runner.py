@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..base.loop import RUNTIME
+from ..base.secrets import mask
 from ..files import safefs
 from ..sessions import messages as msgs
 from ..sessions.errors import SessionError
@@ -287,7 +288,7 @@ class JobRunner:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                return self._record(job, f"⚠️ Engine error: {exc}", False)
+                return self._record(job, f"⚠️ Engine error: {mask(str(exc))}", False)
             text = outcome.responses[-1].get("content", "") if outcome.responses else ""
             return self._record(job, text, True)
         session = Session(self._source(job), platform="internal")  # fresh each run, never saved
@@ -297,7 +298,7 @@ class JobRunner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            text, ok = f"⚠️ Engine error: {exc}", False
+            text, ok = f"⚠️ Engine error: {mask(str(exc))}", False
         await self._deliver(job, text)
         return self._record(job, text, ok)
 
@@ -338,8 +339,8 @@ class JobRunner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self._notice(f"heartbeat: ⚠️ Engine error: {exc}")
-            return self._record(PULSE, f"⚠️ Engine error: {exc}", False)
+            self._notice(f"heartbeat: ⚠️ Engine error: {mask(str(exc))}")
+            return self._record(PULSE, f"⚠️ Engine error: {mask(str(exc))}", False)
         finally:
             if session.last_activity != before:  # a pulse is not the person's activity ("last" stays theirs)
                 session.last_activity = before
