@@ -451,7 +451,8 @@ def test_reload_ext_works(shell, agent_dir):
 
 def test_load_ext_stays_light(tmp_path):
     """Loading the extension and the demo must not import widgets, the HTTP client or the imaging library, nor
-    what only some agents need (conditions.toml's rules, engine.toml's parser, the original runtime's root checks)."""
+    what only some agents need (conditions.toml's rules, engine.toml's parser, the original runtime's root checks,
+    the schedulers, the outline pipeline, the converter of an earlier cireil's sessions)."""
     code = (
         "import sys, json\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
@@ -460,7 +461,8 @@ def test_load_ext_stays_light(tmp_path):
         "sh.run_line_magic('cireil', 'load --demo')\n"
         "print(json.dumps([m for m in ('ipywidgets', 'httpx', 'PIL', 'pillow_heif',"
         " 'cireil.runtime.sessions.conditions', 'cireil.runtime.config.engine_config',"
-        " 'cireil.runtime.original.runtime_root') if m in sys.modules]))\n"
+        " 'cireil.runtime.original.runtime_root', 'cireil.runtime.jobs.config', 'cireil.runtime.outline.pipeline',"
+        " 'cireil.runtime.sessions.oldcireil') if m in sys.modules]))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True, timeout=120

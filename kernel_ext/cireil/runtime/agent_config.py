@@ -9,6 +9,7 @@ and engine.toml and what the original would refuse, without loading. The Agent r
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +22,7 @@ from .config.sandbox_config import SANDBOX_FILE, SandboxConfig, parse_sandbox_co
 from .config.tomlsource import TomlSyntaxError, read_config_bytes, read_toml
 from .config.tools_config import TOOLS_FILE, ToolsConfig, parse_tools_config
 from .files import frontmatter, safefs
-from .files.layout import BLOCK_NAMES, CONDITIONS_FILE, AgentLayout
+from .files.layout import BLOCK_NAMES, CONDITIONS_FILE, CRON_FILE, HEARTBEAT_FILE, AgentLayout
 from .toolkit import registry
 from .toolkit.tool import Tool
 
@@ -180,10 +181,12 @@ def read_config(
         from .original.unhonoured import unhonoured_warnings
 
         issues += unhonoured_warnings(layout.directory, in_root=layout.runtime_root is not None)
-        from .jobs.config import schedule_issues
-        from .jobs.heartbeat import interval_issues
+        if any(os.path.lexists(layout.directory / rel) for rel in (CRON_FILE, HEARTBEAT_FILE)):
+            # jobs/ loads only for an agent with a schedule: %load_ext of the others stays light
+            from .jobs.config import schedule_issues
+            from .jobs.heartbeat import interval_issues
 
-        issues += schedule_issues(layout.directory) + interval_issues(layout.directory)
+            issues += schedule_issues(layout.directory) + interval_issues(layout.directory)
     fresh = mcp_servers is None  # connections opened here are closed here when the config is broken
     if mcp_servers is None:
         mcp_src = _read(layout, MCP_FILE, issues)

@@ -12,6 +12,10 @@ from .paths import ROOTS
 # the original's access rules and conditional blocks (runtime/sessions/conditions.py reads it, only when it exists)
 CONDITIONS_FILE = "config/conditions.toml"
 BLOCK_NAMES = ("soul", "identity", "person", "long-term", "style-notes")
+# the schedulers' files (runtime/jobs/ reads them; the original-compatibility check only names them until they exist)
+CRON_FILE = "config/cron.toml"
+HEARTBEAT_FILE = "config/heartbeat.toml"
+TASKS_FILE = "tasks/HEARTBEAT.md"
 
 
 @dataclass(frozen=True)

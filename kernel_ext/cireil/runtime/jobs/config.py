@@ -17,10 +17,10 @@ from ..base import params
 from ..base.errors import ConfigIssue
 from ..config.checker import label
 from ..config.tomlsource import TomlSyntaxError, read_toml
+from ..files.layout import CRON_FILE
 from .cronexpr import CronError, CronExpr
 from .schema import SECONDS, Report
 
-CRON_FILE = "config/cron.toml"
 # The longest `every` (and heartbeat `interval`) cireil schedules: a century, far below where adding it to
 # today's date overflows Python's datetime (year 9999); the original's schema has no upper bound.
 MAX_EVERY_S = 100 * 365 * 24 * 3600

@@ -16,13 +16,12 @@ from pathlib import Path
 
 from ..base.errors import ConfigIssue
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
+from ..files.layout import HEARTBEAT_FILE, TASKS_FILE
 from ..files.paths import read_agent_file
 from .config import every_problem
 from .schema import SECONDS, Report
 
-HEARTBEAT_FILE = "config/heartbeat.toml"
 _HEARTBEAT_KEYS = ("enabled", "interval", "target", "model", "provider", "activeHours", "visibility")
-TASKS_FILE = "tasks/HEARTBEAT.md"
 OK_REPLY = "HEARTBEAT_OK"
 # cireil's wording (the original's prompt text is not part of the shared formats)
 PROMPT = (

@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 from ..base.loop import RUNTIME
 from ..base.secrets import mask
 from ..files import safefs
+from ..files.layout import CRON_FILE, HEARTBEAT_FILE
 from ..sessions import messages as msgs
 from ..sessions.errors import SessionError
 from ..sessions.state import Session
-from .config import CRON_FILE, Job, load_jobs
-from .heartbeat import HEARTBEAT_FILE, OK_REPLY, PROMPT, Heartbeat, load_heartbeat, tasks_text
+from .config import Job, load_jobs
+from .heartbeat import OK_REPLY, PROMPT, Heartbeat, load_heartbeat, tasks_text
 
 if TYPE_CHECKING:
     from ..engine.runner import TurnRunner

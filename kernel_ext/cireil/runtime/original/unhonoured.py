@@ -11,13 +11,15 @@ jobs/heartbeat.py); here their problems are reported with the rest.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..base import params
 from ..base.errors import ConfigIssue
 from ..config.tomlsource import TomlSource, TomlSyntaxError, read_toml
-from ..jobs.config import CRON_FILE, cron_schema
-from ..jobs.heartbeat import HEARTBEAT_FILE, TASKS_FILE, heartbeat_schema, tasks_text
-from ..jobs.schema import Report
+from ..files.layout import CRON_FILE, HEARTBEAT_FILE, TASKS_FILE
+
+if TYPE_CHECKING:
+    from ..jobs.schema import Report
 
 SUMMARIZATION_FILE = "config/summarization.toml"
 CHANNELS_DIR = "config/channels"
@@ -54,7 +56,7 @@ def unhonoured_warnings(directory: Path, *, in_root: bool = False) -> list[Confi
         if isinstance(found, ConfigIssue):
             out.append(found)
         elif found is not None:
-            report = Report(found)
+            report = _report(found)
             check(report)
             out += report.out
     out += _channels(directory, in_root)
@@ -117,7 +119,16 @@ def _codex_login(source: TomlSource, directory: Path, name: str, table: dict) ->
     return []
 
 
+def _report(found: TomlSource) -> Report:
+    # jobs/ loads only for an agent that has a cron.toml or heartbeat.toml: %load_ext of the others stays light
+    from ..jobs.schema import Report
+
+    return Report(found)
+
+
 def _cron(report: Report, in_root: bool = False) -> None:
+    from ..jobs.config import cron_schema
+
     cron_schema(report)
     if report.out:
         report.note((), "no job of this file runs until the problems above are fixed")
@@ -141,6 +152,8 @@ def _cron(report: Report, in_root: bool = False) -> None:
 
 
 def _heartbeat(report: Report, directory: Path, in_root: bool) -> None:
+    from ..jobs.heartbeat import heartbeat_schema, tasks_text
+
     heartbeat_schema(report)
     if report.out:
         report.note((), "the heartbeat does not run until the problems above are fixed")
@@ -185,7 +198,7 @@ def _channels(directory: Path, in_root: bool) -> list[ConfigIssue]:
             continue
         if found is None:
             continue
-        report = Report(found)
+        report = _report(found)
         if path.stem == "discord":
             _discord(report, in_root)
             report.note((), "has no effect here: cireil has no Discord channel (the original's `run` uses it)")

@@ -37,7 +37,6 @@ from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
 from .messages import now_iso
-from .oldcireil import convert
 from .rowids import channel_for, id_problem, memory_id, meta_for_new, other_holders, stored_id
 from .sideindex import BadText, SideIndex, channel_of, preview_of, to_epoch
 from .sideindex import text_of_row as _text
@@ -169,6 +168,9 @@ class SessionStore(SideIndex):
             raise SessionStoreError(f"{path}: cannot be opened: {exc}") from None
         if us.is_old_cireil(found, us.columns(db, "sessions") if "sessions" in found else []):
             db.close()
+            # only an agent an earlier cireil wrote needs the converter: every other load skips importing it
+            from .oldcireil import convert
+
             try:
                 backup = convert(path, type(self))
             except Exception as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..base.errors import ToolError
 from ..base.params import Array, Boolean, Params, String
 from ..files.textfile import READ_LIMIT, over_limit, read_text, stat_path
-from ..outline.section_ids import unknown_ids_error
+from ..toolkit.section_ids import unknown_ids_error
 from ..toolkit.tool import Tool, ToolContext
 
 
