@@ -42,7 +42,8 @@ CELLS = [
     md(
         "## 2. Run them\n\n"
         "With no file named, `%cireil eval` runs the loaded agent's `evals/` folder against every variant. The\n"
-        "grid fills in as runs finish. Each cell is the passes out of the runs, the mean tokens and seconds;\n"
+        "grid fills in as runs finish. Each cell is the passes out of the runs, the pass rate with its 95%\n"
+        "interval, the mean tokens and seconds;\n"
         "click a cell to open its runs: each failed one lists the checks that failed, and one more click opens\n"
         "the turn it recorded — every model call, what was sent, what came back, and the tool calls made."
     ),
@@ -52,7 +53,10 @@ CELLS = [
         "answers that it is not available. Every other scenario is unaffected — that is the kind of answer an\n"
         "eval gives before you ship a change. Open the `no-schedule` cell of `reminder`, then **recorded turn**\n"
         "under the failed run: step 1 shows the model calling `schedule`, step 2's diff the refusal it got back.\n"
-        "Each run worked on a copy of the agent that is gone now; a failed run's turn came back with its result."
+        "Each run worked on a copy of the agent that is gone now; a failed run's turn came back with its result.\n\n"
+        "Under the grid, each variant is compared with the first one, scenario by scenario: one run each is\n"
+        "**not enough evidence** to call `no-schedule` worse, and the line says about how many runs would be\n"
+        "(section 5 lets the eval find out by itself)."
     ),
     md(
         "## 3. Your own scenario, against a model\n\n"
@@ -137,31 +141,84 @@ CELLS = [
     code("%cireil eval my-evals/typo.toml", fails=True),
     md(
         "## 4. Compare, and gate CI\n\n"
-        "`cireil eval-compare A.json B.json` says which scenario got worse (or better) on which variant, and\n"
-        "exits non-zero when something got worse. Here the stand-in's rules change between the two runs:"
+        "`cireil eval-compare A.json B.json` compares two results scenario by scenario with an exact test\n"
+        "(Fisher's, Holm-corrected across scenarios, and a paired sign test over scenarios for the overall verdict)\n"
+        "and exits non-zero only when something got **significantly** worse. Here the stand-in's rules change\n"
+        "between the two runs, and eight runs of the new rules all fail:"
     ),
     code(
         "from cireil.testing.scripted_llm import reply\n\n"
         "(mine / 'typo.toml').unlink()\n"
         "llm.default = lambda body: reply.tool_calls(('respond', {'content': 'I would rather not look.'}))\n"
-        "%cireil eval my-evals --variant baseline --json after.json\n"
+        "%cireil eval my-evals --variant baseline --repeat 8 --json after.json\n"
         "llm.default = wren"
     ),
     code(
         "out = subprocess.run([sys.executable, '-m', 'cireil', 'eval-compare', 'before.json', 'after.json'],\n"
         "                     capture_output=True, text=True)\n"
-        "print(out.stdout, 'exit status', out.returncode)"
+        "print(out.stdout, out.stderr, 'exit status', out.returncode)"
     ),
     md(
-        "In CI, run the suite from a shell and fail the job below a pass rate; `--junit` writes a report CI\n"
-        "systems display (a test case per run, the failed checks as its failure):\n\n"
+        "Every cell of the grid carries its uncertainty: `2/2 100% [34–100%]` is two passes in two runs, and the\n"
+        "95% Wilson interval says the true pass rate could be anywhere from 34% up. `pass^k` is the chance that\n"
+        "all k runs pass (agents are judged on doing it every time), `flaky` marks a cell that both passed and\n"
+        "failed. The `--json` file and the `--junit` test cases carry the same figures.\n\n"
+        "## 5. Noise, or a real difference?\n\n"
+        "A real model calls the right tool with some probability. The stand-in below does that on purpose: with\n"
+        "the `baseline` description it lists the folder 95% of the time, with `terse-list`'s only 45% — a real\n"
+        "difference of 50 points. Its coin is seeded per variant, so this notebook shows the same runs every time."
+    ),
+    code(
+        "import random\n"
+        "import threading\n\n"
+        "def coin_model(chance, seed=9):\n"
+        "    draws = {name: random.Random(f'{seed}-{name}') for name in chance}\n"
+        "    lock = threading.Lock()\n\n"
+        "    def answer(body):\n"
+        "        if any(m['role'] == 'tool' for m in body['messages']):\n"
+        "            return wren(body)  # after the call: the usual answer\n"
+        "        terse = any(t['function']['description'] == 'List a folder.' for t in body['tools'])\n"
+        "        variant = 'terse-list' if terse else 'baseline'\n"
+        "        with lock:\n"
+        "            calls = draws[variant].random() < chance[variant]\n"
+        "        if calls:\n"
+        "            return wren(body)  # lists the folder\n"
+        "        return reply.tool_calls(('respond', {'content': 'Nothing there, I think.'}))\n\n"
+        "    return answer\n\n"
+        "coin = agent.directory / 'coin-evals'\n"
+        "coin.mkdir(exist_ok=True)\n"
+        "(coin / 'files.toml').write_text((mine / 'files.toml').read_text())\n"
+        "(coin / 'variants.toml').write_text(\n"
+        "    '[baseline]\\n[terse-list]\\ndescriptions = { list-dir = \"List a folder.\" }\\n'\n"
+        ")\n"
+        "llm.default = coin_model({'baseline': 0.95, 'terse-list': 0.45})"
+    ),
+    md(
+        "Three runs per variant, as people often afford. `terse-list` looks worse, and under the grid the\n"
+        "comparison with the baseline says what three runs can tell — **not enough evidence**, and about how\n"
+        "many more runs would decide:"
+    ),
+    code("%cireil eval coin-evals --repeat 3"),
+    md(
+        "`--until-decided` runs in rounds (5 runs per cell) and keeps running only the cells whose comparison\n"
+        "with the baseline is still open, up to `--max-runs` (40) or a `--budget-tokens` spend. Looking at the\n"
+        "data after every round would inflate the false alarms of a plain test, so the rule is a group-sequential\n"
+        "design with Lan-DeMets alpha spending (O'Brien-Fleming type): its stated error rate (`--alpha`, 0.05)\n"
+        "holds however many rounds it takes. The same two variants, decided:"
+    ),
+    code("llm.default = coin_model({'baseline': 0.95, 'terse-list': 0.45})\n%cireil eval coin-evals --until-decided"),
+    md(
+        "In CI, run the suite from a shell; `--junit` writes a report CI systems display (a test case per run,\n"
+        "the failed checks as its failure, the cell's interval and pass^k as its properties):\n\n"
         "```\n"
-        "cireil eval path/to/agent path/to/agent/evals --variant baseline --min-pass 1.0 --junit eval.xml\n"
+        "cireil eval path/to/agent path/to/agent/evals --variant baseline --min-pass 0.9 --junit eval.xml\n"
+        "cireil eval-compare main.json branch.json        # exit 1 only on a significant regression\n"
         "```\n\n"
-        "The exit status is 0 when the pass rate reaches `--min-pass`, 1 below it, 2 for a bad scenario or\n"
-        "variants file, 130 when interrupted (the runs that finished are still reported and written). Runs use\n"
-        "a local process pool; with the `cireil[dask]` extra, `--dask ADDRESS` sends them to a Dask cluster.\n"
-        "`--keep DIR` keeps each run's copy of the agent, its `sessions.db` holding the turn."
+        "`--min-pass` fails only when even the top of the pass rate's 95% interval is below it. Exit status: 0,\n"
+        "1 on evidence of a failure, 2 for a bad scenario or variants file, 130 when interrupted (the runs that\n"
+        "finished are still reported and written). Runs use a local process pool; with the `cireil[dask]`\n"
+        "extra, `--dask ADDRESS` sends them to a Dask cluster. `--keep DIR` keeps each run's copy of the agent,\n"
+        "its `sessions.db` holding the turn."
     ),
     code("llm.stop()"),
 ]

@@ -39,7 +39,7 @@ def test_eval_of_the_loaded_demo_fills_a_grid_in_place(tmp_path, kernel):
     assert all(m["msg_type"] == "update_display_data" for m in shown[1:])
     assert "running: 0/6 runs finished" in shown[0]["content"]["data"]["text/plain"]
     final = shown[-1]["content"]["data"]
-    assert "5/6 runs passed (83%); below --min-pass 100%" in final["text/plain"]
+    assert "5/6 runs passed (83%), 95% interval [44–97%]; below --min-pass 100%" in final["text/plain"]
     assert "FAIL reminder [no-schedule #1]" in final["text/plain"]
     html = final["text/html"]
     assert "<details><summary>" in html and "<script" not in html.lower()
@@ -105,3 +105,20 @@ def test_interrupting_the_cell_keeps_the_finished_runs(tmp_path, kernel):
         assert run.error is None  # stopped cleanly: the grid is the cell's last word, not a traceback
         after = kernel.run("print('still here')")
         assert after.stdout.strip() == "still here"
+
+
+def test_until_decided_in_the_notebook_decides_the_demos_changed_cell(tmp_path, kernel):
+    agent = init(tmp_path / "wren")
+    kernel.run(f"%load_ext cireil\n%cireil load {agent}")
+    one = kernel.run("%cireil eval --variant baseline --until-decided", ok=False)
+    assert one.stderr.startswith("UsageError: --until-decided compares variants: it needs two or more")
+    run = kernel.run("%cireil eval --until-decided --max-runs 10 --jobs 2", timeout=240)
+    final = updates(run)[-1]["content"]["data"]
+    text = final["text/plain"]
+    # pinned replies: no-schedule always fails the reminder, the rest never differ
+    line = next(x for x in text.splitlines() if x.startswith("  reminder "))
+    assert line.split()[1:5] == ["10/10", "→", "0/10", "worse"] and "decided after 10 runs" in line
+    assert "undecided: volunteers on no-schedule (stopped: max-runs)" in text
+    html = final["text/html"]
+    assert "10/10</span> · 100% [72–100%]" in html and "pass^5 100%" in html and "not enough evidence" in html
+    assert problems(final) == []

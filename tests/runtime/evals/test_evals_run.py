@@ -314,14 +314,22 @@ def test_json_junit_and_compare(tmp_path, agent_dir, llm, notes):
     loaded = EvalReport.load(tmp_path / "b.json")
     assert [r.failures for r in loaded.results] == [r.failures for r in sorted(bad.results, key=lambda r: r.run_id)]
     data = json.loads((tmp_path / "a.json").read_text())
-    assert data["grid"][0] == {
+    cell = data["grid"][0]
+    assert cell == {
         "scenario": "notes",
         "variant": "base",
         "passed": 2,
         "runs": 2,
         "rate": 1.0,
-        "tokens": data["grid"][0]["tokens"],
-        "latency_s": data["grid"][0]["latency_s"],
+        "tokens": cell["tokens"],
+        "latency_s": cell["latency_s"],
+        "interval": cell["interval"],  # the 95% Wilson interval: its figures in test_eval_verdicts.py
+        "k": 2,
+        "pass_at_1": 1.0,
+        "pass_hat_1": 1.0,
+        "pass_at_k": 1.0,
+        "pass_hat_k": 1.0,
+        "flaky": False,
     }
     suites = ET.parse(tmp_path / "b.xml").getroot()
     (suite,) = suites.findall("testsuite")
@@ -332,8 +340,10 @@ def test_json_junit_and_compare(tmp_path, agent_dir, llm, notes):
     assert failure.get("message") == 'call 1: expected read(path="/workspace/notes.md"): got list-dir'
     props = {p.get("name"): p.get("value") for p in cases[0].find("properties")}
     assert props["session_id"] == "notebook:eval" and props["run_id"]
+    # 2/2 -> 0/2 is a drop, not evidence of one (Fisher's p = 0.33): no longer "got worse"
     found = compare(EvalReport.load(tmp_path / "a.json"), loaded)
-    assert [str(c) for c in found["worse"]] == ["scenario notes got worse on variant base: 2/2 (100%) -> 0/2 (0%)"]
+    (pair,) = found.comparisons
+    assert pair.verdict_of("notes") == "not enough evidence" and not found.regressed
 
 
 def test_ok_true_needs_the_call_to_succeed(tmp_path, agent_dir, llm):

@@ -20,7 +20,7 @@ def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
     display already shows it)."""
     from ...commands import family_usage
     from ...runtime.base.errors import ConfigError
-    from ...runtime.evals.command import DaskMissing, executor_for, plan
+    from ...runtime.evals.command import DaskMissing, check_comparison, executor_for, plan, sequential_for
     from ...runtime.evals.matrix import run_matrix
 
     agent = Path(options.agent).expanduser() if options.agent else agent_dir
@@ -33,6 +33,9 @@ def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
         scenarios, variants = plan(scenarios_args, options.variants, options.variant)
     except ConfigError as exc:
         raise UsageError("\n".join(str(i) for i in exc.issues)) from None
+    problem = check_comparison(options, variants)
+    if problem:
+        raise UsageError(problem)
     try:
         executor = executor_for(options)
     except DaskMissing as exc:
@@ -41,6 +44,7 @@ def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
 
     def show(report: EvalReport) -> None:
         nonlocal handle
+        report.alpha, report.margin = options.alpha, options.margin
         grid = EvalGrid(report, options.min_pass)
         if handle is None:
             handle = display(grid, display_id=True)
@@ -58,12 +62,16 @@ def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
             on_progress=show,
             keep=options.keep,
             executor=executor,
+            until=sequential_for(options),
+            baseline=options.baseline,
+            budget_tokens=options.budget_tokens,
         )
     except ConfigError as exc:
         raise UsageError("\n".join(str(i) for i in exc.issues)) from None
     finally:
         if executor is not None:
             executor.close()
+    report.alpha, report.margin = options.alpha, options.margin
     if options.json:
         report.write_json(options.json)
     if options.junit:

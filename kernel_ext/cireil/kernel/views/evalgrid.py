@@ -37,12 +37,18 @@ class EvalGrid(View):
         if done < r.total and not r.interrupted:
             return f"running: {done}/{r.total} runs finished, {r.passed} passed"
         line = r.summary()
-        if done and not r.interrupted and r.pass_rate < self.min_pass:
+        if done and not r.interrupted and r.below(self.min_pass):
             line += f"; below --min-pass {self.min_pass:.0%}"
         return line
 
+    def _compared(self) -> str:
+        """The paired comparison of the variants with the baseline, once the eval has ended."""
+        if not self._finished():
+            return ""
+        return "\n".join(p for p in (self.report.comparison_text(), self.report.undecided_text()) if p)
+
     def text(self) -> str:
-        parts = [self.report.grid_text(), self.report.failures_text(), self._verdict()]
+        parts = [self.report.grid_text(), self.report.failures_text(), self._compared(), self._verdict()]
         return "\n\n".join(p for p in parts if p)
 
     def _finished(self) -> bool:
@@ -67,15 +73,25 @@ class EvalGrid(View):
         return drawn
 
     def _cell(self, cell: Cell, total: int, room: list[int]) -> str:
+        from ...runtime.evals.verdicts import interval_text, percent
+
         if not cell.runs:
-            return f'<span style="color:{FG_DIM}">0/{total}…</span>'
+            return f'<span style="color:{FG_DIM}">{f"0/{total}" if total else "0"}…</span>'
         colour = OK if cell.passed == len(cell.runs) else (ERROR if cell.passed == 0 else WARN)
+        k = self.report.k
+        # compact: "7/10 · 70% [40–89%] · flaky"; pass@k, pass^k, tokens and seconds one click away
         head = (
             f'<span style="color:{colour};font-weight:600">{cell.passed}/{len(cell.runs)}</span>'
-            f'<span style="color:{FG_DIM}"> · {cell.tokens:,.0f} tok · {cell.latency_s:.1f}s'
-            f"{'' if len(cell.runs) == total else f' · of {total}'}</span>"
+            f" · {percent(cell.rate)} {interval_text(cell.interval)}"
+            + (f' · <span style="color:{WARN}">flaky</span>' if cell.flaky else "")
+            + f'<span style="color:{FG_DIM}">{f" · of {total}" if len(cell.runs) < total else ""}</span>'
         )
-        runs = []
+        figures = (
+            f'<div style="color:{FG_DIM}">pass@1 {percent(cell.pass_at(1))} · pass@{k} {percent(cell.pass_at(k))}'
+            f" · pass^{k} {percent(cell.pass_hat(k))} · 95% Wilson interval · {cell.tokens:,.0f} tok ·"
+            f" {cell.latency_s:.1f}s per run</div>"
+        )
+        runs = [figures]
         for r in sorted(cell.runs, key=lambda r: r.repeat):
             mark = "✓" if r.passed else "✖"
             where = f" · kept at {esc(r.agent_dir)}" if r.agent_dir else ""
@@ -90,7 +106,8 @@ class EvalGrid(View):
 
     def html(self) -> str:
         r = self.report
-        per_cell = r.total // max(1, len(r.scenarios) * len(r.variants))
+        # --until-decided: a cell runs as many rounds as its comparison needs, so no "of N"
+        per_cell = 0 if r.sequential else r.total // max(1, len(r.scenarios) * len(r.variants))
         head = "".join(f'<th style="{_CELL}">{esc(v)}</th>' for v in r.variants)
         rows = []
         room = [TURNS_LIMIT]
@@ -101,7 +118,13 @@ class EvalGrid(View):
             f'<table style="border-collapse:collapse;margin:4px 0"><tr><th style="{_CELL}">scenario</th>{head}</tr>'
             f"{''.join(rows)}</table>"
         )
+        compared = self._compared()
+        compared_html = (
+            f'<pre style="font-family:{MONO};margin:4px 0;white-space:pre-wrap">{esc(compared)}</pre>'
+            if compared
+            else ""
+        )
         verdict = f'<div style="margin-top:4px">{esc(self._verdict())}</div>'
         title = f"eval {code(Path(r.agent).name)}"
-        failed = bool(r.results) and r.pass_rate < self.min_pass and len(r.results) == r.total
-        return frame("eval", table + verdict, title=title, failed=failed)
+        failed = r.below(self.min_pass) and len(r.results) == r.total
+        return frame("eval", table + compared_html + verdict, title=title, failed=failed)

@@ -1,9 +1,11 @@
 """`cireil eval`, `cireil eval-compare` and `cireil eval-show`: what the CLI prints, which status it exits with.
 
-Exit status: 0 when the pass rate reaches --min-pass; 1 when it does not (or, for eval-compare, when a
-cell got worse); 2 for a usage or configuration error (every problem as FILE:LINE: message); 130 when
-interrupted (the runs that finished are still reported and written). eval-show exits 0, or 2 for a file
-or run id it cannot find.
+Exit status, on evidence only: 0 unless the data show a failure; 1 when even the top of the pass rate's 95%
+Wilson interval is below --min-pass (or, for eval-compare, when a scenario got significantly worse after Holm's
+correction, or the overall paired verdict is "worse"); "not enough evidence" is 0, with the runs it would take
+to decide; 2 for a usage or configuration error (every problem as FILE:LINE: message); 130 when interrupted
+(the runs that finished are still reported and written). eval-show exits 0, or 2 for a file or run id it
+cannot find.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..base.errors import ConfigError
 from .report import EvalReport, compare
@@ -85,6 +87,29 @@ class DaskMissing(Exception):
     pass
 
 
+def check_comparison(args: argparse.Namespace, variants: list[Variant]) -> str | None:
+    """What is wrong with --baseline / --until-decided for these variants (one line), or None."""
+    names = [v.name for v in variants]
+    baseline = getattr(args, "baseline", None)
+    if baseline is not None and baseline not in names:
+        return f"--baseline {baseline}: not a variant of this eval (it runs {', '.join(names)})"
+    if getattr(args, "until_decided", False) and len(variants) < 2:
+        return (
+            "--until-decided compares variants: it needs two or more (a variants file with two variants, or"
+            " --variant NAME twice); for one variant use --repeat N"
+        )
+    return None
+
+
+def sequential_for(args: argparse.Namespace) -> Any:
+    """The --until-decided rule (stats.Sequential) for these options, or None for a fixed --repeat."""
+    if not getattr(args, "until_decided", False):
+        return None
+    from .stats import Sequential
+
+    return Sequential(alpha=args.alpha, margin=args.margin, max_runs=args.max_runs, round_size=min(5, args.max_runs))
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
     from .matrix import run_matrix
     from .progress import TerminalProgress
@@ -96,6 +121,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
         return USAGE
     try:
         scenarios, variants = plan(args.scenarios, args.variants, args.variant)
+        problem = check_comparison(args, variants)
+        if problem:
+            print(f"cireil: error: {problem}", file=sys.stderr)
+            return USAGE
         report = run_matrix(
             args.agent,
             scenarios,
@@ -106,6 +135,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
             on_progress=TerminalProgress(),
             keep=args.keep,
             executor=executor,
+            until=sequential_for(args),
+            baseline=args.baseline,
+            budget_tokens=args.budget_tokens,
         )
     except ConfigError as exc:
         for issue in exc.issues:
@@ -114,11 +146,19 @@ def run_eval_command(args: argparse.Namespace) -> int:
     finally:
         if executor is not None:
             executor.close()
+    report.alpha, report.margin = args.alpha, args.margin
     print(report.grid_text())
     failures = report.failures_text()
     if failures:
         print()
         print(failures)
+    compared = report.comparison_text()
+    if compared:
+        print()
+        print(compared)
+    undecided = report.undecided_text()
+    if undecided:
+        print(undecided)
     print()
     print(report.summary())
     try:
@@ -133,8 +173,12 @@ def run_eval_command(args: argparse.Namespace) -> int:
         return USAGE
     if report.interrupted:
         return INTERRUPTED
-    if report.pass_rate < args.min_pass:
-        print(f"pass rate {report.pass_rate:.0%} is below --min-pass {args.min_pass:.0%}", file=sys.stderr)
+    if report.below(args.min_pass):
+        print(
+            f"pass rate {report.pass_rate:.0%} is below --min-pass {args.min_pass:.0%}: even the top of its 95%"
+            f" interval is {report.interval.high:.0%}",
+            file=sys.stderr,
+        )
         return BELOW
     return OK
 
@@ -150,14 +194,14 @@ def compare_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"cireil: error: {exc}", file=sys.stderr)
         return USAGE
-    found = compare(before, after)
-    for change in found["worse"] + found["better"]:
-        print(change)
-    for line in found["unmatched"]:
-        print(line)
-    if not (found["worse"] or found["better"]):
-        print("no pass rate changed")
-    return BELOW if found["worse"] else OK
+    found = compare(before, after, alpha=args.alpha, margin=args.margin)
+    print(found.text() or "nothing to compare: the two results share no variant")
+    if found.regressed:
+        worse = [f"{s}" for c in found.comparisons for s in c.worse]
+        what = f"scenario{'s' if len(worse) > 1 else ''} {', '.join(worse)}" if worse else "the overall verdict"
+        print(f"significant regression: {what} got worse (alpha {args.alpha:g})", file=sys.stderr)
+        return BELOW
+    return OK
 
 
 def find_runs(report: EvalReport, run_id: str) -> list[RunResult]:

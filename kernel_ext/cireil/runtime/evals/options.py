@@ -28,6 +28,37 @@ def _positive(kind: type) -> object:
     return parse
 
 
+def _alpha(text: str) -> float:
+    value = _fraction(text)
+    if not 0 < value <= 0.5:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 0.5 (a false-alarm rate), not {text}")
+    return value
+
+
+def _margin(text: str) -> float:
+    value = _fraction(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 and below 1 (a difference in pass rate), not {text}")
+    return value
+
+
+def _verdict_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--alpha",
+        type=_alpha,
+        default=0.05,
+        metavar="A",
+        help="the false-alarm rate of a verdict: 'better'/'worse' only at p < A, Holm-adjusted (default 0.05)",
+    )
+    p.add_argument(
+        "--margin",
+        type=_margin,
+        default=0.2,
+        metavar="D",
+        help="'no detectable difference' once a change of D in pass rate or more is ruled out (default 0.2)",
+    )
+
+
 def add_eval_arguments(
     p: argparse.ArgumentParser, *, agent: bool = True, required: bool = True
 ) -> argparse.ArgumentParser:
@@ -49,7 +80,38 @@ def add_eval_arguments(
         metavar="S",
         help="seconds per run, its checks included: then it is stopped (300)",
     )
-    p.add_argument("--min-pass", type=_fraction, default=1.0, metavar="RATE", help="pass rate needed (default 1.0)")
+    p.add_argument(
+        "--min-pass",
+        type=_fraction,
+        default=1.0,
+        metavar="RATE",
+        help="pass rate needed (default 1.0); fails only when the top of its 95%% Wilson interval is below RATE",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="the variant the others are compared with, scenario by scenario (default: the first)",
+    )
+    _verdict_arguments(p)
+    p.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="run in rounds, each scenario x variant cell until its comparison with the baseline is decided"
+        " (needs two variants or more; --repeat is not used)",
+    )
+    p.add_argument(
+        "--max-runs",
+        type=_positive(int),
+        default=40,
+        metavar="N",
+        help="with --until-decided: runs per cell at most; undecided then (default 40)",
+    )
+    p.add_argument(
+        "--budget-tokens",
+        type=_positive(int),
+        metavar="T",
+        help="with --until-decided: no new round once the runs have used T tokens",
+    )
     p.add_argument("--json", metavar="FILE", help="write every run and the grid as JSON")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML (a testcase per run) for CI")
     p.add_argument(
@@ -72,6 +134,7 @@ def _max_mb(p: argparse.ArgumentParser) -> None:
 def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("before", metavar="A.json", help="the earlier result (cireil eval --json)")
     p.add_argument("after", metavar="B.json", help="the later result")
+    _verdict_arguments(p)
     _max_mb(p)
     return p
 

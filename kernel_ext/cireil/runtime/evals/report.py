@@ -21,6 +21,8 @@ from xml.etree import ElementTree as ET
 
 from ..base.jsonbound import too_deep
 from ..base.names import escape
+from . import stats
+from .verdicts import Comparison, compare_sides, interval_text, percent
 from .worker import RunResult
 
 FORMAT = "cireil-eval/1"
@@ -57,6 +59,48 @@ class Cell:
             return "-"
         return f"{self.passed}/{len(self.runs)}"
 
+    @property
+    def counts(self) -> tuple[int, int]:
+        return self.passed, len(self.runs)
+
+    @property
+    def interval(self) -> stats.Interval:
+        """The pass rate's 95% Wilson interval ([0, 1] before any run)."""
+        return stats.wilson(self.passed, len(self.runs))
+
+    @property
+    def flaky(self) -> bool:
+        return stats.flaky(self.passed, len(self.runs))
+
+    def pass_at(self, k: int) -> float | None:
+        """pass@k: the chance that at least one of k runs passes (None with fewer than k runs)."""
+        return stats.pass_at_k(self.passed, len(self.runs), k) if k > 0 else None
+
+    def pass_hat(self, k: int) -> float | None:
+        """pass^k: the chance that all k runs pass (None with fewer than k runs)."""
+        return stats.pass_hat_k(self.passed, len(self.runs), k) if k > 0 else None
+
+    def stats_label(self, k: int) -> str:
+        """Compact: `7/10 70% [40–89%] pass^10 0% flaky`."""
+        if not self.runs:
+            return "-"
+        line = f"{self.label()} {percent(self.rate)} {interval_text(self.interval)}"
+        if k > 1:
+            line += f" pass^{k} {percent(self.pass_hat(k))}"
+        return line + (" flaky" if self.flaky else "")
+
+    def stats_dict(self, k: int) -> dict[str, Any]:
+        i = self.interval
+        return {
+            "interval": {"low": i.low, "high": i.high, "confidence": 0.95},
+            "k": k,
+            "pass_at_1": self.pass_at(1),
+            "pass_hat_1": self.pass_hat(1),
+            "pass_at_k": self.pass_at(k),
+            "pass_hat_k": self.pass_hat(k),
+            "flaky": self.flaky,
+        }
+
 
 @dataclass
 class EvalReport:
@@ -68,6 +112,14 @@ class EvalReport:
     interrupted: bool = False
     duration_s: float = 0.0
     jobs: int = 0
+    repeat: int = 0  # runs per cell asked for (--repeat; --until-decided: the round size); 0: unknown
+    # the paired comparison of variants shown under the grid: against `baseline` (None: the first variant)
+    baseline: str | None = None
+    alpha: float = 0.05
+    margin: float = 0.2
+    # --until-decided: (scenario, variant) -> (the sequential rule's verdict, why that cell stopped)
+    decisions: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    sequential: bool = False  # ran --until-decided: cells have as many runs as their comparison needed
 
     def add(self, result: RunResult) -> None:
         self.results.append(result)
@@ -90,16 +142,63 @@ class EvalReport:
     def failed(self) -> list[RunResult]:
         return [r for r in self.results if not r.passed]
 
+    @property
+    def k(self) -> int:
+        """The k of pass@k and pass^k: the repeat count used (else the fewest runs of a cell that ran)."""
+        if self.repeat:
+            return self.repeat
+        sizes = [len(c.runs) for s in self.scenarios for v in self.variants for c in [self.cell(s, v)] if c.runs]
+        return min(sizes) if sizes else 1
+
+    @property
+    def interval(self) -> stats.Interval:
+        return stats.wilson(self.passed, len(self.results))
+
+    def below(self, min_pass: float) -> bool:
+        """--min-pass fails only on evidence: when even the top of the pass rate's 95% interval is below it."""
+        return bool(self.results) and self.interval.high < min_pass
+
+    def baseline_variant(self) -> str:
+        if self.baseline is not None:
+            return self.baseline
+        return self.variants[0] if self.variants else ""
+
+    def comparisons(self) -> list[Comparison]:
+        """Each variant against the baseline variant, scenario by scenario (empty with one variant)."""
+        base = self.baseline_variant()
+        if base not in self.variants:
+            return []
+        out = []
+        for v in self.variants:
+            if v == base:
+                continue
+            cells = {s: (self.cell(s, base).counts, self.cell(s, v).counts) for s in self.scenarios}
+            sequential = {s: d for (s, var), d in self.decisions.items() if var == v}
+            out.append(compare_sides(base, v, cells, alpha=self.alpha, margin=self.margin, sequential=sequential))
+        return out
+
+    def comparison_text(self) -> str:
+        return "\n\n".join(c.text() for c in self.comparisons())
+
+    def undecided_text(self) -> str:
+        """--until-decided: the cells that stayed undecided, and why their sampling stopped."""
+        left = [(s, v, why) for (s, v), (word, why) in self.decisions.items() if word == stats.UNDECIDED]
+        if not left:
+            return "every cell decided" if self.decisions else ""
+        return "undecided: " + "; ".join(f"{s} on {v} (stopped: {why})" for s, v, why in left)
+
     # -- text ---------------------------------------------------------------------------------------
     def grid_text(self) -> str:
-        """Pass counts per scenario (rows) and variant (columns), with mean tokens and seconds per run."""
+        """Per scenario (rows) and variant (columns): passes/runs, rate, its 95% Wilson interval, pass^k, a
+        flaky mark, mean tokens and seconds per run."""
         head = ["scenario", *self.variants]
         rows = [head]
+        k = self.k
         for s in self.scenarios:
             row = [s]
             for v in self.variants:
                 c = self.cell(s, v)
-                row.append(f"{c.label()}  {c.tokens:,.0f} tok  {c.latency_s:.1f}s" if c.runs else "-")
+                row.append(f"{c.stats_label(k)}  {c.tokens:,.0f} tok  {c.latency_s:.1f}s" if c.runs else "-")
             rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
         return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows)
@@ -107,6 +206,8 @@ class EvalReport:
     def summary(self) -> str:
         done = len(self.results)
         line = f"{self.passed}/{done} runs passed ({self.pass_rate:.0%})"
+        if done:
+            line += f", 95% interval {interval_text(self.interval)}"
         if self.interrupted:
             line += f"; interrupted: {self.total - done} of {self.total} runs did not finish"
         return line
@@ -131,6 +232,8 @@ class EvalReport:
             "duration_s": round(self.duration_s, 3),
             "passed": self.passed,
             "pass_rate": self.pass_rate,
+            "interval": {"low": self.interval.low, "high": self.interval.high, "confidence": 0.95},
+            "repeat": self.repeat,
             "grid": [
                 {
                     "scenario": s,
@@ -140,11 +243,23 @@ class EvalReport:
                     "rate": c.rate,
                     "tokens": c.tokens,
                     "latency_s": c.latency_s,
+                    **c.stats_dict(self.k),
                 }
                 for s in self.scenarios
                 for v in self.variants
                 for c in [self.cell(s, v)]
             ],
+            "comparisons": [c.as_dict() for c in self.comparisons()],
+            **(
+                {
+                    "until_decided": [
+                        {"scenario": s, "variant": v, "verdict": word, "stopped": why}
+                        for (s, v), (word, why) in self.decisions.items()
+                    ]
+                }
+                if self.decisions
+                else {}
+            ),
             "runs": [r.as_dict() for r in sorted(self.results, key=lambda r: r.run_id)],
         }
 
@@ -163,6 +278,10 @@ class EvalReport:
         _check_result(data, str(path))
         report = cls(data["agent"], data["scenarios"], data["variants"], total=data.get("total", 0))
         report.interrupted = data.get("interrupted", False)
+        report.repeat = data.get("repeat", 0)
+        report.decisions = {
+            (d["scenario"], d["variant"]): (d["verdict"], d["stopped"]) for d in data.get("until_decided", [])
+        }
         report.results = [
             RunResult.from_dict({**r, "latency_s": r.get("latency_s") or 0.0}) for r in data.get("runs", [])
         ]
@@ -172,6 +291,8 @@ class EvalReport:
         """JUnit XML: one testsuite per variant, one testcase per run (classname = scenario); every attribute
         and text made carriable by XML 1.0 (`xml_text`)."""
         suites = ET.Element("testsuites", name="cireil eval", tests=str(len(self.results)))
+        k = self.k
+        cells = {(s, v): self._cell_properties(self.cell(s, v), k) for s in self.scenarios for v in self.variants}
         for v in self.variants:
             runs = sorted((r for r in self.results if r.variant == v), key=lambda r: (r.scenario, r.repeat))
             suite = ET.SubElement(
@@ -198,8 +319,32 @@ class EvalReport:
                 props = ET.SubElement(case, "properties")
                 for name, value in (("run_id", r.run_id), ("session_id", r.session_id), ("tokens", r.tokens)):
                     ET.SubElement(props, "property", name=name, value=xml_text(str(value)))
+                # the cell's figures on each of its runs: a CI page shows a test case, not a grid
+                for name, value in cells.get((r.scenario, r.variant), []):
+                    ET.SubElement(props, "property", name=name, value=xml_text(value))
         ET.indent(suites)
         return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+    @staticmethod
+    def _cell_properties(cell: Cell, k: int) -> list[tuple[str, str]]:
+        if not cell.runs:
+            return []
+
+        def num(value: float | None) -> str:
+            return "" if value is None else f"{value:.4f}"
+
+        i = cell.interval
+        return [
+            ("cell_passed", str(cell.passed)),
+            ("cell_runs", str(len(cell.runs))),
+            ("pass_rate", num(cell.rate)),
+            ("interval_low", num(i.low)),
+            ("interval_high", num(i.high)),
+            ("k", str(k)),
+            ("pass_at_k", num(cell.pass_at(k))),
+            ("pass_hat_k", num(cell.pass_hat(k))),
+            ("flaky", "true" if cell.flaky else "false"),
+        ]
 
     def write_junit(self, path: str | Path) -> None:
         _write(path, self.junit())
@@ -326,7 +471,17 @@ _TOP: dict[str, tuple[Any, str, bool]] = {  # key: (test, what it must be, requi
     "pass_rate": (_is_measure, "a finite number or null", False),
     "grid": (lambda v: isinstance(v, list), "an array", False),
     "runs": (lambda v: isinstance(v, list), "an array", False),
+    "repeat": (_is_count, "a whole number, 0 or more", False),
+    "until_decided": (
+        lambda v: (
+            isinstance(v, list)
+            and all(isinstance(d, dict) and all(isinstance(d.get(k), str) for k in _DECISION) for d in v)
+        ),
+        "an array of objects with scenario, variant, verdict and stopped strings",
+        False,
+    ),
 }
+_DECISION = ("scenario", "variant", "verdict", "stopped")
 _STATUSES = ("pass", "fail", "error", "interrupted")
 _RUN: dict[str, tuple[Any, str, bool]] = {
     "run_id": (lambda v: isinstance(v, str) and v != "", "a non-empty string", True),
@@ -403,42 +558,45 @@ def _write(path: str | Path, text: str) -> None:
 
 
 @dataclass
-class Change:
-    scenario: str
-    variant: str
-    before: Cell
-    after: Cell
+class FileComparison:
+    """Two result files compared, per variant both ran (or their one variant each, whatever its name)."""
+
+    comparisons: list[Comparison]
+    unmatched: list[str]  # scenarios (and variants) only one file has
 
     @property
-    def delta(self) -> float:
-        return (self.after.rate or 0.0) - (self.before.rate or 0.0)
+    def regressed(self) -> bool:
+        return any(c.regressed for c in self.comparisons)
 
-    def __str__(self) -> str:
-        word = "worse" if self.delta < 0 else "better"
-        return (
-            f"scenario {self.scenario} got {word} on variant {self.variant}: "
-            f"{self.before.label()} ({self.before.rate:.0%}) -> {self.after.label()} ({self.after.rate:.0%})"
-        )
+    def text(self) -> str:
+        parts = [c.text() for c in self.comparisons]
+        if self.unmatched:
+            parts.append("\n".join(self.unmatched))
+        return "\n\n".join(parts)
 
 
-def compare(before: EvalReport, after: EvalReport) -> dict[str, Any]:
-    """Cells whose pass rate moved, worse first; cells only one side has are listed apart."""
-    changes: list[Change] = []
+def compare(before: EvalReport, after: EvalReport, *, alpha: float = 0.05, margin: float = 0.2) -> FileComparison:
+    """`after` against `before`, scenario by scenario, for each variant both files ran (stats.compare);
+    what only one file has is listed apart."""
     only: list[str] = []
-    scenarios = list(dict.fromkeys([*before.scenarios, *after.scenarios]))
-    variants = list(dict.fromkeys([*before.variants, *after.variants]))
-    for s in scenarios:
-        for v in variants:
-            a, b = before.cell(s, v), after.cell(s, v)
-            if not a.runs and not b.runs:
-                continue
-            if not a.runs or not b.runs:
-                only.append(f"scenario {s} on variant {v}: only in the {'second' if b.runs else 'first'} result")
-            elif a.rate != b.rate:
-                changes.append(Change(s, v, a, b))
-    changes.sort(key=lambda c: c.delta)
-    return {
-        "worse": [c for c in changes if c.delta < 0],
-        "better": [c for c in changes if c.delta > 0],
-        "unmatched": only,
-    }
+    for s in before.scenarios:
+        if s not in after.scenarios:
+            only.append(f"scenario {s}: only in the first result")
+    for s in after.scenarios:
+        if s not in before.scenarios:
+            only.append(f"scenario {s}: only in the second result")
+    shared = [s for s in before.scenarios if s in after.scenarios]
+    pairs = [(v, v) for v in before.variants if v in after.variants]
+    if not pairs and len(before.variants) == 1 and len(after.variants) == 1:
+        pairs = [(before.variants[0], after.variants[0])]  # one variant each: compared whatever their names
+    else:
+        only += [f"variant {v}: only in the first result" for v in before.variants if v not in after.variants]
+        only += [f"variant {v}: only in the second result" for v in after.variants if v not in before.variants]
+    comparisons = []
+    for bv, av in pairs:
+        cells = {s: (before.cell(s, bv).counts, after.cell(s, av).counts) for s in shared}
+        label = bv if bv == av else f"{bv} → {av}"
+        comparisons.append(
+            compare_sides("the second result", "the first", cells, alpha=alpha, margin=margin, variant=label)
+        )
+    return FileComparison(comparisons, only)
