@@ -8,15 +8,18 @@ Importing the package stays cheap: IPython, widgets and the runtime load only wh
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
+    from pathlib import Path
 
     from .runtime.agent import Agent, DryRunReport
     from .runtime.toolkit.tool import Tool
+    from .testing.mcp_mock import McpMock
 
 __all__ = [
     "Agent",
@@ -29,6 +32,8 @@ __all__ = [
     "dry_run",
     "load",
     "load_demo",
+    "mcp_mock",
+    "mcp_mock_server",
     "sandbox_available",
     "sandbox_problem",
 ]
@@ -82,6 +87,47 @@ def current_agent() -> Agent | None:
     from .kernel.extension import current_agent as _current
 
     return _current()
+
+
+def mcp_mock_server(
+    source: Any, *, turn: int | None = None, server: str | None = None, host: str = "127.0.0.1", port: int = 0
+) -> McpMock:
+    """A mock MCP server (not started) answering recorded MCP traffic: `source` is an agent directory with
+    `turn`, a wire log exported by `%cireil mcp log --export`, a cassette file or dict. ValueError if unusable."""
+    from .testing.mcp_cassette import cassette_from
+    from .testing.mcp_mock import McpMock
+
+    return McpMock(cassette_from(source, turn=turn, server=server, recorded=_recorded_cassette), host, port)
+
+
+@contextmanager
+def mcp_mock(
+    source: Any, *, turn: int | None = None, server: str | None = None, host: str = "127.0.0.1", port: int = 0
+) -> Iterator[str | dict[str, str]]:
+    """`with cireil.mcp_mock(AGENT_DIR, turn=3) as url:` a Streamable HTTP MCP server on loopback serving that
+    turn's recorded MCP traffic: the URL (one server), else {server name: URL}. See mcp_mock_server."""
+    with mcp_mock_server(source, turn=turn, server=server, host=host, port=port) as mock:
+        urls = mock.urls
+        yield next(iter(urls.values())) if len(urls) == 1 else urls
+
+
+def _recorded_cassette(agent_dir: Path, turn: int) -> dict | None:
+    """A recorded turn's cassette, read from the agent's recordings file (never created here)."""
+    from .runtime.recorder.store import RECORDINGS_FILE, RecordingStore, RecordingStoreError
+
+    path = agent_dir / RECORDINGS_FILE
+    if not path.is_file():
+        raise ValueError(f"{agent_dir}: no {RECORDINGS_FILE}; record a turn first")
+    try:
+        store = RecordingStore(path)
+    except RecordingStoreError as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        if store.turn(turn) is None:
+            raise ValueError(f"{path}: no turn {turn} (%cireil usage lists the recorded turns)")
+        return store.cassette(turn)
+    finally:
+        store.close()
 
 
 def __getattr__(name: str) -> Any:

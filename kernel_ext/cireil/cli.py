@@ -254,12 +254,54 @@ def cmd_eval_show(args: argparse.Namespace) -> int:
     return show_command(args, run_text)
 
 
+def cmd_mcp_mock(args: argparse.Namespace) -> int:
+    from . import mcp_mock_server
+
+    if not _loopback(args.host):
+        print(
+            f"cireil: warning: serving on {args.host}: the recorded tool results are readable by anyone who can "
+            "reach it (127.0.0.1, the default, keeps them on this machine)",
+            file=sys.stderr,
+        )
+    try:
+        mock = mcp_mock_server(args.source, turn=args.turn, server=args.server, host=args.host, port=args.port)
+        mock.start()
+    except ValueError as exc:
+        raise UsageFailure(str(exc)) from None
+    except OSError as exc:
+        raise UsageFailure(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    try:
+        for name, url in mock.urls.items():
+            calls = len(mock.cassette.servers[name]["calls"])
+            _say(f"{name}  {url}  ({calls} recorded call{'s' if calls != 1 else ''})")
+        _say("serving recorded MCP traffic; Ctrl-C stops")
+        sys.stdout.flush()
+        import threading
+
+        threading.Event().wait()  # until Ctrl-C (KeyboardInterrupt)
+    except KeyboardInterrupt:
+        _say("stopped")
+    finally:
+        mock.stop()
+    return OK
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "init": cmd_init,
     "dry-run": cmd_dry_run,
     "tools": cmd_tools,
     "call": cmd_call,
     "migrate": cmd_migrate,
+    "mcp mock": cmd_mcp_mock,
     "eval": cmd_eval,
     "eval-compare": cmd_eval_compare,
     "eval-show": cmd_eval_show,
@@ -277,8 +319,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # what each command takes and says in --help is declared once, in commands.py (shared with %cireil)
     declared = {c.words: c for c in cli_commands()}
+    families: dict[str, argparse._SubParsersAction] = {}
     for name, handler in HANDLERS.items():  # in this order in `cireil --help`
-        add_cli_command(sub, declared[name], handler)
+        family, _, word = name.partition(" ")
+        if word:  # a two-word command (mcp mock): its first word is a parser of its own
+            if family not in families:
+                what = "; ".join(
+                    f"{w.split()[1]}: {declared[w].summary}" for w in HANDLERS if w.startswith(family + " ")
+                )
+                group = sub.add_parser(family, help=what.replace("%", "%%"), description=what.replace("%", "%%"))
+                families[family] = group.add_subparsers(dest=f"{family}_command", required=True, metavar="COMMAND")
+            add_cli_command(families[family], declared[name], handler, word)
+        else:
+            add_cli_command(sub, declared[name], handler)
     return parser
 
 

@@ -158,6 +158,7 @@ def _turn(p: argparse.ArgumentParser, surface: str) -> None:
 def _replay(p: argparse.ArgumentParser, surface: str) -> None:
     _turn(p, surface)
     p.add_argument("--in-place", action="store_true", help="on the agent itself, not on a copy")
+    p.add_argument("--live-mcp", action="store_true", help="call the live MCP servers, not the recorded answers")
 
 
 def _fork(p: argparse.ArgumentParser, surface: str) -> None:
@@ -168,6 +169,7 @@ def _fork(p: argparse.ArgumentParser, surface: str) -> None:
     change.add_argument("--args", metavar="JSON", help="that call with these arguments instead")
     change.add_argument("--result", metavar="JSON", help="that call returning this result instead")
     p.add_argument("--live", action="store_true", help="continue with the live model, not the recorded replies")
+    p.add_argument("--live-mcp", action="store_true", help="call the live MCP servers, not the recorded answers")
     _model_options(p)
 
 
@@ -175,6 +177,7 @@ def _export_test(p: argparse.ArgumentParser, surface: str) -> None:
     p.add_argument("turn", metavar="TURN", type=_TURN, help="the recorded turn")
     p.add_argument("path", metavar="PATH.py", help="the pytest file to write")
     p.add_argument("--fields", metavar="F,TOOL.F", default="", help="result fields the test compares (default: all)")
+    p.add_argument("--live-mcp", action="store_true", help="the test calls the live MCP servers, not the recording")
 
 
 def _export_notebook(p: argparse.ArgumentParser, surface: str) -> None:
@@ -205,6 +208,29 @@ def _mcp_log(p: argparse.ArgumentParser, surface: str) -> None:
     _mcp(p, surface)
     p.add_argument("--limit", metavar="N", type=_LIMIT, default=50, help="the newest N exchanges (default 50)")
     p.add_argument("--export", metavar="FILE", help="write the exchanges to FILE as JSON lines instead")
+
+
+def _mcp_mock(p: argparse.ArgumentParser, surface: str) -> None:
+    p.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="an agent directory (with --turn N), or a wire log exported by %%cireil mcp log --export",
+    )
+    p.add_argument("--turn", metavar="N", type=_TURN, help="the recorded turn whose MCP traffic to serve")
+    p.add_argument("--server", metavar="NAME", help="serve only this recorded server")
+    p.add_argument("--port", metavar="N", type=_port, default=0, help="the port to listen on (default: a free one)")
+    p.add_argument(
+        "--host",
+        metavar="HOST",
+        default="127.0.0.1",
+        help="the address to bind (default 127.0.0.1; any other is reachable by others: a warning is printed)",
+    )
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
+    return int(text)
 
 
 def _eval(p: argparse.ArgumentParser, surface: str) -> None:
@@ -345,6 +371,12 @@ COMMANDS: tuple[Command, ...] = (
         "migrate",
         "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups",
         _dir,
+        (CLI,),
+    ),
+    Command(
+        "mcp mock",
+        "serve a recorded turn's MCP traffic as a Streamable HTTP MCP server until Ctrl-C",
+        _mcp_mock,
         (CLI,),
     ),
     Command(
@@ -541,11 +573,15 @@ def magic_doc() -> str:
 
 
 def add_cli_command(
-    sub: argparse._SubParsersAction, command: Command, handler: Callable[[argparse.Namespace], int]
+    sub: argparse._SubParsersAction,
+    command: Command,
+    handler: Callable[[argparse.Namespace], int],
+    name: str | None = None,
 ) -> argparse.ArgumentParser:
-    """The shell's parser for `command`: the same summary and, for the CLI surface, its options."""
+    """The shell's parser for `command`: the same summary and, for the CLI surface, its options. `name` is the
+    word it is added under when `sub` is its family's (mcp mock: "mock" under the `mcp` parser)."""
     summary = command.summary.replace("%", "%%")  # argparse %-formats help strings
-    parser = sub.add_parser(command.words, help=summary, description=summary)
+    parser = sub.add_parser(name or command.words, help=summary, description=summary)
     command.arguments(parser, CLI)
     parser.set_defaults(handler=handler)
     return parser
