@@ -8,6 +8,103 @@ from nbbuild import code, md, write_notebook
 
 OUT = Path(__file__).resolve().parent / "08-turn-recorder.ipynb"
 
+GARDEN = '''\
+"""A small MCP server made with the official SDK, on 127.0.0.1 only."""
+import sys
+
+from mcp.server import MCPServer
+
+mcp = MCPServer("garden")
+
+
+@mcp.tool()
+def forecast(city: str) -> dict:
+    """Tomorrow's rain for a city, in millimetres."""
+    return {"city": city, "rain_mm": {"Porto": 2.5, "Lisbon": 0.0}.get(city, 1.0)}
+
+
+mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+'''
+
+# Section 7: a turn with MCP calls replayed, exported and mocked after its server is gone
+MCP_SECTION = [
+    md(
+        "## 7. MCP calls, replayed from the recording\n\n"
+        "A turn that called an MCP server keeps that server's answers in the recording too (its **cassette**:\n"
+        "the tools it listed and every call with its answer, secrets masked). Replays, forks and exported tests\n"
+        "answer MCP calls from it, so they need neither the server, nor the network, nor the `mcp.toml` token,\n"
+        "and never act twice (a ticket filed twice). A call the recording has no answer for fails, naming the\n"
+        "nearest recorded one; `--live-mcp` (`live_mcp=True`) calls the live servers instead.\n\n"
+        "Start a small MCP server (as in tutorial 05), point the agent at it with a secret header, and run a\n"
+        "turn that calls it three times:"
+    ),
+    code(
+        "import socket\nimport time\n\n"
+        f"GARDEN = '''\\\n{GARDEN}'''\n\n"
+        'server_py = Path(tempfile.mkdtemp()) / "garden_server.py"\n'
+        "server_py.write_text(GARDEN)\n"
+        "with socket.socket() as s:\n"
+        '    s.bind(("127.0.0.1", 0))\n'
+        "    port = s.getsockname()[1]\n"
+        'quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}\n'
+        "server = subprocess.Popen([sys.executable, str(server_py), str(port)], **quiet)\n"
+        "for _ in range(200):  # wait until it accepts connections\n"
+        "    try:\n"
+        '        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()\n'
+        "        break\n"
+        "    except OSError:\n"
+        "        time.sleep(0.05)\n"
+        '(agent.directory / "config" / "mcp.toml").write_text(\n'
+        "    f'[servers.garden]\\nurl = \"http://127.0.0.1:{port}/mcp\"\\n'\n"
+        "    '[servers.garden.headers]\\nAuthorization = \"Bearer garden-secret-token\"\\n'\n"
+        ")\n"
+        'with open(agent.directory / "config" / "tools.toml", "a") as tools:\n'
+        '    tools.write("mcp__garden__forecast = true\\n")\n'
+        "%cireil restart\n"
+        "agent = cireil.current_agent()\n"
+        'porto = ("mcp__garden__forecast", {"city": "Porto"})\n'
+        "llm.script(\n"
+        "    reply.tool_calls(porto),\n"
+        '    reply.tool_calls(porto, ("mcp__garden__forecast", {"city": "Lisbon"})),\n'
+        '    reply.tool_calls(("respond", {"content": "Rain in Porto (2.5 mm), none in Lisbon."})),\n'
+        ")"
+    ),
+    code("%%cireil_agent\nWill it rain tomorrow in Porto or Lisbon?"),
+    md(
+        "Now stop the server, and replay the turn: each MCP call is marked **from recording**, and every\n"
+        "result is as recorded. The exported test carries the cassette and serves it itself on `127.0.0.1`:\n"
+        "it passes with the server gone (in CI: with the network off and no token set)."
+    ),
+    code("server.terminate()\nserver.wait()\nturn_id = agent.turns()[-1].id\n%cireil replay $turn_id"),
+    code(
+        'mcp_test = Path(tempfile.mkdtemp()) / "test_forecast_turn.py"\n'
+        "agent.export_test(turn_id, mcp_test)\n"
+        'print("token in the test file:", "garden-secret-token" in mcp_test.read_text())\n'
+        "pytest(mcp_test)"
+    ),
+    md(
+        "The recording also works as a **mock MCP server** any MCP client can use — a server author's CI, the\n"
+        "MCP Inspector, or here the official SDK's client: `cireil.mcp_mock(AGENT_DIR, turn=N)` serves the\n"
+        "turn's recorded tools and answers on loopback (`cireil mcp mock AGENT_DIR --turn N` from a shell). An\n"
+        "unrecorded call gets an error saying what was recorded."
+    ),
+    code(
+        "from mcp.client.session import ClientSession\n"
+        "from mcp.client.streamable_http import streamable_http_client\n"
+        "from mcp.shared.exceptions import MCPError\n\n"
+        "with cireil.mcp_mock(agent.directory, turn=turn_id) as url:\n"
+        "    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:\n"
+        "        await session.initialize()\n"
+        '        print("tools:", [t.name for t in (await session.list_tools()).tools])\n'
+        '        answer = await session.call_tool("forecast", {"city": "Porto"})\n'
+        '        print("Porto:", answer.content[0].text)\n'
+        "        try:\n"
+        '            await session.call_tool("forecast", {"city": "Oslo"})\n'
+        "        except MCPError as exc:\n"
+        '            print("Oslo:", exc.error.message)'
+    ),
+]
+
 CELLS = [
     md(
         "# The turn recorder: what the model saw, replayed offline, kept as a test\n\n"
@@ -19,7 +116,9 @@ CELLS = [
         "3. **replay** the turn offline, with no key and no network, and see what changed;\n"
         "4. **export** it as a pytest file that fails when the agent's tools stop behaving as recorded;\n"
         "5. **fork** it from a step with an edited call, and step through a turn from Python;\n"
-        "6. step through a turn with **buttons**: approve, edit, skip or mock each tool call.\n\n"
+        "6. replay a turn that called an **MCP server** after the server is gone, and serve its recording as a\n"
+        "   mock MCP server;\n"
+        "7. step through a turn with **buttons**: approve, edit, skip or mock each tool call.\n\n"
         "As in tutorial 06, the model is a scripted stand-in on `127.0.0.1`, so this runs anywhere."
     ),
     code(
@@ -184,8 +283,9 @@ CELLS = [
         'outcome = agent.turn("What files are in my workspace?", on_tool_call=review)\n'
         "print(outcome.text)"
     ),
+    *MCP_SECTION,
     md(
-        "## 7. Step through a turn with buttons\n\n"
+        "## 8. Step through a turn with buttons\n\n"
         "`%%cireil_agent --step` does the same in the notebook: the turn pauses before each tool call and shows\n"
         "what the model asks for, with four buttons:\n\n"
         "- **Approve** runs the call as the model asked;\n"

@@ -163,6 +163,7 @@ def test_a_recording_of_format_1_is_migrated_in_place(tmp_path, llm):
         first.close()
     db = sqlite3.connect(directory / RECORDINGS_FILE)  # as cireil before step-mode reviews wrote it
     db.execute("ALTER TABLE calls DROP COLUMN review")
+    db.executescript("DROP TABLE mcp_calls; DROP TABLE mcp_servers; ALTER TABLE turns DROP COLUMN mcp;")  # format 3's
     db.execute("UPDATE meta SET value = '1' WHERE key = 'format'")
     db.commit()
     db.close()

@@ -27,7 +27,8 @@ def _call_line(call: ComparedCall) -> str:
         mark = "≠ a call the recording does not have"
     else:
         mark = "≠ result differs" if call.differs else "= as recorded"
-    return f"{call.name} {args} {mark}"
+    source = f" [MCP {call.mcp}]" if call.mcp else ""  # "from recording" or "live"
+    return f"{call.name} {args} {mark}{source}"
 
 
 @dataclass

@@ -478,27 +478,40 @@ class Agent(McpInspection):
         target = None if session == "*" else self.session_id(session) if session else self.session.id
         return load_turns(store, target)
 
-    def replay(self, turn: RecordedTurn | int | None = None, *, in_place: bool = False) -> ReplayResult:
+    def replay(
+        self, turn: RecordedTurn | int | None = None, *, in_place: bool = False, live_mcp: bool = False
+    ) -> ReplayResult:
         """Re-run a recorded turn (the session's last by default) offline: recorded replies, real tools on a
-        throwaway copy of this agent (or on itself with in_place=True); each result compared with the recording."""
+        throwaway copy of this agent (or on itself with in_place=True), MCP calls answered from the recording
+        (the live servers with live_mcp=True); each result compared with the recording."""
         from .recorder.replay import replay
 
-        return replay(self, self._recorded(turn), in_place=in_place)
+        return replay(self, self._recorded(turn), in_place=in_place, live_mcp=live_mcp)
+
+    def cassette(self, turn: RecordedTurn | int | None = None) -> dict | None:
+        """The MCP traffic recorded with `turn` (the session's last by default): each server's tools/list and
+        every tools/call with its answer, secrets masked; None for a turn recorded before cireil kept it."""
+        return self._recorded(turn).cassette
 
     def fork(self, turn: RecordedTurn | int | None, step: int, **changes: Any) -> TurnOutcome:
         """Continue a recorded turn from `step` in a new session, linked to it (recorder/fork.py):
         `arguments=` or `result=` for the call at `position=` of that step; `live=True` (with `model=`,
-        `provider=`) lets the real model go on after it. The original recording is never changed."""
+        `provider=`) lets the real model go on after it; MCP calls are answered from the recording unless
+        `live_mcp=True`. The original recording is never changed."""
         from .recorder.fork import fork
 
         return fork(self, self._recorded(turn), step, **changes)
 
-    def export_test(self, turn: RecordedTurn | int | None, path: str | Path, *, fields: Iterable[str] = ()) -> Path:
+    def export_test(
+        self, turn: RecordedTurn | int | None, path: str | Path, *, fields: Iterable[str] = (), live_mcp: bool = False
+    ) -> Path:
         """Write a pytest file that replays `turn` offline and fails when the tools no longer behave as
-        recorded: same tool calls, same success, and the result `fields` picked ("content", "read.content")."""
+        recorded: same tool calls, same success, and the result `fields` picked ("content", "read.content").
+        It carries the turn's MCP answers and serves them itself (no network, no mcp.toml secret), or calls the
+        live servers with live_mcp=True."""
         from .recorder.export import export_test
 
-        return export_test(self._recorded(turn), self.directory, Path(path), list(fields))
+        return export_test(self._recorded(turn), self.directory, Path(path), list(fields), live_mcp=live_mcp)
 
     def export_notebook(self, session: str | None, path: str | Path) -> Path:
         """Write a notebook replaying the recorded turns of `session` (the current one by default) offline,

@@ -244,9 +244,10 @@ def show_sessions(agent: Agent) -> None:
 
 
 def run_replay(agent: Agent, o: Namespace) -> None:
-    """`%cireil replay [TURN] [--in-place]`: the recorded turn again, offline; differing steps marked."""
+    """`%cireil replay [TURN] [--in-place] [--live-mcp]`: the recorded turn again, offline (MCP answers from
+    the recording unless --live-mcp); differing steps marked."""
     try:
-        result = agent.replay(o.turn, in_place=o.in_place)
+        result = agent.replay(o.turn, in_place=o.in_place, live_mcp=o.live_mcp)
     except ValueError as exc:
         raise UsageError(f"{exc}{_recording_off(agent)}; %cireil usage --all lists the recorded turns") from None
     display(result)
@@ -268,7 +269,7 @@ def export_test(agent: Agent, o: Namespace) -> None:
     """`%cireil export test TURN PATH.py [--fields ...]`: the recorded turn as a pytest file."""
     fields = [f.strip() for f in o.fields.split(",") if f.strip()]
     try:
-        path = agent.export_test(o.turn, o.path, fields=fields)
+        path = agent.export_test(o.turn, o.path, fields=fields, live_mcp=o.live_mcp)
     except ValueError as exc:
         raise UsageError(f"{exc}{_recording_off(agent)}") from None
     print(f"wrote {path}: replays turn {o.turn} offline; run it with `pytest {path}`")
@@ -306,6 +307,7 @@ def run_fork(agent: Agent, o: Namespace) -> None:
             arguments=_json_option(o, "args"),
             result=_json_option(o, "result"),
             live=o.live,
+            live_mcp=o.live_mcp,
             model=o.model,
             provider=o.provider,
             on_event=view.events.put,

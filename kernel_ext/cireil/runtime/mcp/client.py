@@ -36,6 +36,9 @@ class McpClient:
         self.probe = probe
         self.unusable: dict[str, str] = {}  # remote tool name -> why it cannot be offered
         self._marks: dict[str, dict[ArgPath, str]] = {}  # remote tool name -> arguments mirrored in headers
+        # what the server said at connect, as it said it, for the turn recorder's cassette: built once, and
+        # each call's result references it (a dict of references, not a copy)
+        self.listing: dict[str, Any] = {"revision": None, "serverInfo": None, "instructions": None, "tools": []}
 
     @property
     def revision(self) -> str | None:
@@ -53,13 +56,21 @@ class McpClient:
             result = await open_connection(self.transport, probe=self.probe)
             instructions = result.get("instructions")
             self.instructions = instructions.strip() if isinstance(instructions, str) else ""
-            tools = await self._list_tools()
+            listed: list[dict] = []
+            tools = await self._list_tools(listed)
+            self.listing = {
+                "revision": self.revision,
+                "serverInfo": _server_info(result),
+                "instructions": instructions if isinstance(instructions, str) else None,
+                "tools": listed,
+            }
             self.connected_at = time.time()
             return tools
 
         return await self._bounded(work, "connecting and listing tools")
 
-    async def _list_tools(self) -> list[dict]:
+    async def _list_tools(self, listed: list[dict]) -> list[dict]:
+        """The tools cireil can offer; `listed` gets every tool of every page, as the server sent it."""
         tools: list[dict] = []
         cursor: Any = None
         for _ in range(MAX_PAGES):
@@ -68,6 +79,7 @@ class McpClient:
             if not isinstance(page, list) or not all(isinstance(t, dict) for t in page):
                 raise McpError("tools/list result has no list of tools")
             self.tool_count += len(page)
+            listed += page
             tools += [t for t in page if self._usable(t)]
             cursor = result.get("nextCursor")
             if cursor is None:
@@ -91,23 +103,16 @@ class McpClient:
         """The result as the agent sees it: content blocks and structuredContent as JSON, isError -> failure.
 
         With `spill`, an answer too big to hold is kept on disk and the result is its beginning with a note."""
+        return tool_result(name, await self.call(name, arguments, spill))
+
+    async def call(self, name: str, arguments: dict, spill: Spill | None = None) -> dict:
+        """The tools/call JSON-RPC result as the server sent it (a spilled one: see spill.py); McpError on failure."""
         marks = self._marks.get(name)
         extra = param_headers(marks, arguments) if marks else None
-        result = await self._bounded(
+        return await self._bounded(
             lambda: self.transport.request("tools/call", {"name": name, "arguments": arguments}, extra, spill),
             f"calling {name}",
         )
-        if SPILLED in result:
-            return {"content": result["content"], "resultTruncated": result["resultTruncated"]}
-        content = result.get("content")
-        out: dict[str, Any] = {"content": content if isinstance(content, list) else []}
-        if "structuredContent" in result:
-            out["structuredContent"] = result["structuredContent"]
-        if result.get("isError") is True:
-            texts = [b.get("text", "") for b in out["content"] if isinstance(b, dict) and b.get("type") == "text"]
-            out["error"] = "\n".join(t for t in texts if t) or f"{name} reported an error"
-            out["success"] = False
-        return out
 
     async def _bounded(self, work: Callable[[], Awaitable[T]], what: str) -> T:
         """One overall deadline; network and protocol failures become McpError naming the server."""
@@ -144,8 +149,32 @@ class McpClient:
         self.connected_at = time.time()
         self.closed = False
         await old.close()
+        self.listing = self.listing | {"revision": fresh.version}  # a new dict: results already made keep theirs
         return fresh.version
 
     async def close(self) -> None:
         self.closed = True
         await self.transport.close()
+
+
+def tool_result(name: str, result: dict) -> dict:
+    """A tools/call result as the agent sees it: content and structuredContent as JSON, isError -> failure."""
+    if SPILLED in result:
+        return {"content": result["content"], "resultTruncated": result["resultTruncated"]}
+    content = result.get("content")
+    out: dict[str, Any] = {"content": content if isinstance(content, list) else []}
+    if "structuredContent" in result:
+        out["structuredContent"] = result["structuredContent"]
+    if result.get("isError") is True:
+        texts = [b.get("text", "") for b in out["content"] if isinstance(b, dict) and b.get("type") == "text"]
+        out["error"] = "\n".join(t for t in texts if t) or f"{name} reported an error"
+        out["success"] = False
+    return out
+
+
+def _server_info(result: dict) -> Any:
+    """initialize's serverInfo, or where a 2026-07-28 server/discover result carries it (its _meta)."""
+    if "serverInfo" in result:
+        return result["serverInfo"]
+    meta = result.get("_meta")
+    return meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, dict) else None

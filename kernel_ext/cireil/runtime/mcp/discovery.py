@@ -12,11 +12,11 @@ from ..base.params import RawObject
 from ..config.mcp_config import McpServer
 from ..toolkit.resultcap import RESULT_LIMIT
 from ..toolkit.tool import Tool, ToolContext
-from .client import McpClient
+from .client import McpClient, tool_result
 from .errors import McpError, McpTimeout
 from .jsonrpc import TOO_DEEP_MARK
 from .naming import MAX_NAME, local_name
-from .spill import Spill
+from .spill import SPILLED, Spill
 from .wirelog import CAPTURE, Exchange
 
 IssueAt = Callable[[McpServer, str], ConfigIssue]
@@ -136,19 +136,35 @@ def _tool(client: McpClient, name: str, remote: str, spec: dict) -> Tool:
 
     async def run(args: dict, ctx: ToolContext) -> dict:
         captured: list[Exchange] = []  # this call's exchanges, for the result's wire fold
+        # the call as the server answered it, for the turn recorder's cassette: references to what the call
+        # made anyway (the JSON-RPC result the agent's result is built from), nothing copied or encoded here
+        answer: dict = {"tool": remote, "arguments": args, "result": None, "error": None}
         token = CAPTURE.set(captured)
         try:
             limit = ctx.extra.get("result_limit", RESULT_LIMIT)
             spill = Spill(ctx.agent_dir, limit, name)
-            return await client.call_tool(remote, args, spill)
+            result = await client.call(remote, args, spill)
+            if SPILLED in result:
+                answer["notRecorded"] = f"too big: the answer was over {spill.threshold:,} bytes (kept on disk)"
+            else:
+                answer["result"] = result
+            return tool_result(remote, result)
         except McpTimeout as exc:
+            answer["error"] = exc.rpc_error()
             raise ToolError(f"MCP server '{client.server.name}': {exc}", hint=McpTimeout.HINT) from None
         except McpError as exc:
+            answer["error"] = exc.rpc_error()
             raise ToolError(f"MCP server '{client.server.name}': {exc}") from None
         finally:
             CAPTURE.reset(token)
             ctx.extra["inspect"] = {
-                "mcp": {"server": client.server.name, "remote": remote, "exchanges": captured}
+                "mcp": {
+                    "server": client.server.name,
+                    "remote": remote,
+                    "exchanges": captured,
+                    "answer": answer,
+                    "listing": client.listing,
+                }
                 | ({"outputSchema": output_schema} if output_schema is not None else {})
             }
 

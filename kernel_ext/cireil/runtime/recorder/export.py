@@ -2,7 +2,8 @@
 
 The file carries the turn's recorded replies and tool results as data, so it keeps working after the
 recording is evicted. It replays the turn on a throwaway copy of the agent (recorder/replay.py: the
-replies from ScriptedLLM on loopback, no key, no network) and asserts:
+replies from ScriptedLLM on loopback, no key, no network; the turn's MCP calls answered from its cassette,
+carried in the file too, by an McpMock on loopback: no MCP server, no mcp.toml secret) and asserts:
 - no recorded call is refused by the current tools (a tool gone, arguments of another shape);
 - the sequence of tool calls, names and arguments, is the recorded one;
 - each call succeeds or fails as it did;
@@ -33,7 +34,8 @@ recorded {when} in session {session}, exported by cireil.
     {message}
 
 Replays the recorded model replies offline (ScriptedLLM on loopback) with the agent's real tools on a
-throwaway copy of its directory, and fails when its tools or configuration no longer behave as recorded.
+throwaway copy of its directory, {mcp_doc}, and fails when its tools or configuration no longer behave as
+recorded.
 Run it with plain pytest; re-export it after a change you mean.
 """
 
@@ -41,10 +43,13 @@ import json
 
 import cireil
 from cireil.runtime.recorder.model import RecordedTurn
-from cireil.runtime.recorder.replay import replay
+from cireil.runtime.recorder.replay import replay_at
 
 AGENT = {agent_dir}
 TURN = json.loads({turn_json})
+# the turn's MCP traffic (tools/list and every tools/call with its answer), served on loopback by the replay
+CASSETTE = json.loads({cassette_json})
+LIVE_MCP = {live_mcp}  # True: the live MCP servers answer instead
 EXPECTED_CALLS = {calls}
 # result fields checked per call ("step.position"): the recorded value of each
 EXPECTED_FIELDS = {fields}
@@ -56,11 +61,8 @@ def same(a, b):
 
 
 def test_turn_{turn_id}_replays_as_recorded():
-    agent = cireil.load(AGENT)
-    try:
-        result = replay(agent, RecordedTurn.from_dict(TURN))
-    finally:
-        agent.close()
+    # the agent itself is never loaded (its MCP servers may be down): only a throwaway copy of it is
+    result = replay_at(cireil.load, AGENT, RecordedTurn.from_dict(TURN), cassette=CASSETTE, live_mcp=LIVE_MCP)
     assert not result.invalid, "recorded calls the tools refuse now:\\n" + "\\n".join(result.invalid)
     calls = [[name, args] for name, args in result.tool_calls]
     assert same(calls, EXPECTED_CALLS), f"the tool calls changed: {{calls!r}}"
@@ -116,14 +118,20 @@ def _picked(fields: list[str], name: str, result: dict) -> dict[str, Any]:
     return out
 
 
-def export_test(turn: RecordedTurn, agent_dir: Path, path: Path, fields: Sequence[str] = ()) -> Path:
-    """Write the pytest file for `turn` at `path` (a new file: an existing one is not replaced)."""
+def export_test(
+    turn: RecordedTurn, agent_dir: Path, path: Path, fields: Sequence[str] = (), *, live_mcp: bool = False
+) -> Path:
+    """Write the pytest file for `turn` at `path` (a new file: an existing one is not replaced); with
+    `live_mcp`, it calls the live MCP servers instead of serving the recorded answers."""
+    from .mcpreplay import served_cassette
+
     path = Path(path)
     if path.suffix != ".py":
         raise ValueError(f"{path}: an exported test is a .py file")
     if path.exists():
         raise ValueError(f"{path} exists; give another name or remove it first")
     turn.check_whole()
+    cassette = served_cassette(turn, None, live_mcp)  # refused here for an MCP turn recorded without one
     data = turn.to_dict()
     calls = [[c.name, c.arguments] for c in turn.calls]
     checked = {}
@@ -137,6 +145,7 @@ def export_test(turn: RecordedTurn, agent_dir: Path, path: Path, fields: Sequenc
         # validated first: recursion inside json or pprint would name nothing
         picked_calls, picked_fields = _literal_data(calls), _literal_data(checked)
         turn_json = json.dumps(data, ensure_ascii=True, sort_keys=True)
+        cassette_json = json.dumps(cassette, ensure_ascii=True, sort_keys=True)
     except RecursionError:
         raise ValueError(f"turn {turn.id}: the recorded data is nested too deeply to export") from None
     text = TEMPLATE.format(
@@ -148,6 +157,9 @@ def export_test(turn: RecordedTurn, agent_dir: Path, path: Path, fields: Sequenc
         message=_docstring_safe(message),
         # ASCII inside one literal: no character of the recording can end it, NaN round-trips through json
         turn_json=ascii(turn_json),
+        cassette_json=ascii(cassette_json),
+        live_mcp=bool(live_mcp),
+        mcp_doc="its MCP calls calling the live servers" if live_mcp else "its MCP calls answered from the recording",
         calls=pprint.pformat(picked_calls, width=100, sort_dicts=True),
         fields=pprint.pformat(picked_fields, width=100, sort_dicts=True),
     )

@@ -8,7 +8,10 @@ its origin; the original recording is never changed. Model calls 1..step get the
 - offline (default): the recorded replies that follow are served in order; when they run out, the turn
   ends quietly (no-response);
 - `live=True`: the real model continues (`model`/`provider` choose another one than the recording's).
-Tools run for real on the agent, as in any turn.
+Tools run for real on the agent, as in any turn, except MCP tools: their calls are answered from the
+turn's cassette (recorder/mcpreplay.py; recorded in the fork as mocked, since they did not run), and a call
+the recording has no answer for (edited arguments) fails with a message naming the nearest recorded one;
+`live_mcp=True` calls the live servers instead.
 """
 
 from __future__ import annotations
@@ -100,6 +103,7 @@ def _check_options(
     model: Any,
     provider: Any,
     on_event: Any,
+    live_mcp: Any = False,
 ) -> None:
     """Every option of a fork, typed and in range, before the fork makes anything."""
     steps = len(turn.steps)
@@ -116,8 +120,9 @@ def _check_options(
             json.dumps(value)
         except (TypeError, ValueError, RecursionError) as exc:
             raise ValueError(f"{name} must be JSON data: {exc}") from None
-    if not isinstance(live, bool):
-        raise ValueError(f"live must be True or False, not {live!r}")
+    for name, flag in (("live", live), ("live_mcp", live_mcp)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"{name} must be True or False, not {flag!r}")
     for name, value in (("model", model), ("provider", provider)):
         if value is not None and not (isinstance(value, str) and value):
             raise ValueError(f"{name} must be a name (a non-empty string), not {value!r}")
@@ -144,12 +149,16 @@ def fork_turn(
     model: str | None = None,
     provider: str | None = None,
     on_event: EventSink | None = None,
+    live_mcp: bool = False,
 ) -> Any:
     """`fork`'s work as a coroutine for the runtime loop (the turn view runs it); bad input raises here,
     before anything is created: a refused fork leaves no session, in memory or in sessions.db."""
     turn.check_whole()
     steps = turn.steps
-    _check_options(turn, step, position, arguments, result, live, model, provider, on_event)
+    _check_options(turn, step, position, arguments, result, live, model, provider, on_event, live_mcp)
+    from .mcpreplay import RecordedMcp, served_cassette
+
+    served = served_cassette(turn, None, live_mcp)  # refused here for a turn recorded without one
     calls = steps[step - 1].tool_calls
     if (arguments is not None or result is not None) and not 0 <= position < len(calls):
         raise ValueError(f"step {step} of turn {turn.id} made {len(calls)} tool call(s); position {position} is none")
@@ -201,7 +210,8 @@ def fork_turn(
 
     fresh = msgs.user_message("")
     user.update({"id": fresh["id"], "timestamp": fresh["timestamp"]})
-    return _run(agent.engine, session, user, turn, replies, live, model, provider, hook, on_event)
+    mcp = RecordedMcp(served, hook) if served is not None else None
+    return _run(agent.engine, session, user, turn, replies, live, model, provider, mcp or hook, on_event, mcp)
 
 
 async def _run(
@@ -215,6 +225,7 @@ async def _run(
     provider: str | None,
     hook: Any,
     on_event: Any,
+    mcp: Any = None,
 ) -> TurnOutcome:
     """A turn whose model calls are answered by the recorded replies first (and by the real model after them
     when `live`); recorded like any turn."""
@@ -223,13 +234,16 @@ async def _run(
         real = engine.client(chosen, model_name, model_cfg) if live else None
         return RecordedClient(replies, replace(chosen), model_cfg, real)
 
-    return await engine.run_turn(
-        session,
-        user,
-        on_event=on_event or (lambda event: None),
-        provider=provider or turn.provider,
-        model=model or turn.model,
-        on_tool_call=hook,
-        client=recorded,
-        offline=not live,
-    )
+    from contextlib import nullcontext
+
+    async with mcp if mcp is not None else nullcontext():  # the mock lives as long as the turn
+        return await engine.run_turn(
+            session,
+            user,
+            on_event=on_event or (lambda event: None),
+            provider=provider or turn.provider,
+            model=model or turn.model,
+            on_tool_call=hook,
+            client=recorded,
+            offline=not live,
+        )

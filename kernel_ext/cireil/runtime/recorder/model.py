@@ -125,6 +125,15 @@ class RecordedTurn:
     _steps: list[RecordedStep] | None = field(default=None, repr=False)
     origin: dict | None = None  # a fork's origin: {"turn", "step", "session"}
     problems: list[str] = field(default_factory=list)  # steps or calls left out: their rows could not be read
+    _cassette: dict | bool | None = field(default=False, repr=False)  # False: not loaded yet
+
+    @property
+    def cassette(self) -> dict | None:
+        """The turn's MCP traffic (each server's tools/list and every tools/call with its answer, in the shape
+        of cireil.testing.mcp_cassette), or None for a turn recorded before cireil kept it (format 2)."""
+        if self._cassette is False:
+            self._cassette = self._store.cassette(self.id) if self._store is not None else None
+        return self._cassette  # type: ignore[return-value]
 
     @property
     def steps(self) -> list[RecordedStep]:
@@ -195,7 +204,7 @@ class RecordedTurn:
                 }
                 for s in self.steps
             ],
-        }
+        } | ({"cassette": self.cassette} if self.cassette is not None else {})
 
     @classmethod
     def from_dict(cls, data: dict) -> RecordedTurn:
@@ -237,6 +246,7 @@ class RecordedTurn:
             data.get("step_count", len(steps)),
             None,
             _steps=steps,
+            _cassette=data.get("cassette") if isinstance(data.get("cassette"), dict) else None,
         )
 
     def __repr__(self) -> str:

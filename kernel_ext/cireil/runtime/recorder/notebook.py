@@ -8,6 +8,10 @@ data; the agent is read from its directory when the notebook runs. Attachments o
 carried along. A turn recorded in step mode is replayed as the model asked, and its heading says which
 calls the person had edited, skipped or mocked (`%cireil replay` and an exported test do those again).
 
+The session's MCP calls are answered from the turns' cassettes (one McpMock on loopback serving them in
+order, the copy's mcp.toml pointed at it: no MCP server, no mcp.toml secret), or by the live servers when
+exported with `live_mcp=True`.
+
 Exported notebooks are shared, and everything in them came from a model, a person or a hand-edited
 recording: no recorded text is ever written where IPython or Python would read it as code. The session
 id and the message are Python string literals (`ascii()`: one line, no character that could end them)
@@ -42,13 +46,17 @@ import tempfile
 
 import cireil
 from cireil.runtime.recorder.model import RecordedTurn
+from cireil.runtime.recorder.mcpreplay import start_mock, with_every_server
 from cireil.runtime.recorder.replay import offline_copy, scripted_replies
 from cireil.testing.scripted_llm import ScriptedLLM, reply
 
 AGENT = {agent}
+# the session's MCP traffic, answered on loopback in recorded order (None: the live servers answer)
+CASSETTE = {cassette}
 # a turn that asks for more than was recorded ends quietly
 llm = ScriptedLLM(default=reply.tool_calls(("no-response", {{}}))).start()
-copy = offline_copy(AGENT, llm.base_url, tempfile.mkdtemp(prefix="cireil-replay-"))
+mock = start_mock(with_every_server(CASSETTE, AGENT)) if CASSETTE is not None else None
+copy = offline_copy(AGENT, llm.base_url, tempfile.mkdtemp(prefix="cireil-replay-"), mock)
 copy_arg = shlex.quote(str(copy))  # one word however the temporary directory is named
 
 
@@ -95,8 +103,12 @@ def md_text(text: str) -> str:
     return text if len(text) <= MARKDOWN_LIMIT and PLAIN.fullmatch(text) else md_code(text)
 
 
-def export_notebook(turns: Sequence[RecordedTurn], agent_dir: Path, session_id: str, path: Path) -> Path:
+def export_notebook(
+    turns: Sequence[RecordedTurn], agent_dir: Path, session_id: str, path: Path, *, live_mcp: bool = False
+) -> Path:
     """Write the notebook at `path` (a new file: an existing one is not replaced)."""
+    from .mcpreplay import merged, served_cassette
+
     path = Path(path)
     if path.suffix != ".ipynb":
         raise ValueError(f"{path}: an exported notebook is an .ipynb file")
@@ -106,6 +118,7 @@ def export_notebook(turns: Sequence[RecordedTurn], agent_dir: Path, session_id: 
         raise ValueError(f"session {session_id} has no recorded turn")
     for turn in turns:
         turn.check_whole()
+    cassette = merged(served_cassette(t, None, live_mcp) for t in turns)
     agent_dir = Path(agent_dir).resolve()
     cells = [
         new_markdown_cell(
@@ -115,7 +128,11 @@ def export_notebook(turns: Sequence[RecordedTurn], agent_dir: Path, session_id: 
             "the tools run for real on a throwaway copy of the agent, so results may differ from the original run\n"
             "where its files have changed since."
         ),
-        new_code_cell(SETUP.format(agent=literal(str(agent_dir)))),
+        new_code_cell(
+            SETUP.format(
+                agent=literal(str(agent_dir)), cassette=json_literal(cassette) if cassette is not None else "None"
+            )
+        ),
     ]
     for turn in turns:
         text = turn.text.strip() or "(no message)"
@@ -141,7 +158,7 @@ def export_notebook(turns: Sequence[RecordedTurn], agent_dir: Path, session_id: 
                 f"send({literal(session_id)}, {literal(text)})"
             )
         )
-    cells.append(new_code_cell("llm.stop()"))
+    cells.append(new_code_cell("llm.stop()\nif mock is not None:\n    mock.stop()"))
     nb = {
         "cells": cells,
         "metadata": {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}},

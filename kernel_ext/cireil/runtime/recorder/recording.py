@@ -17,7 +17,7 @@ from typing import Any
 
 from ..base.secrets import mask, mask_data
 from .settings import RecorderSettings, SettingsError, load_settings
-from .store import LISTS, RECORDINGS_FILE, RecordingStore, RecordingStoreError
+from .store import CALL_LIMIT, LISTING_LIMIT, LISTS, RECORDINGS_FILE, RecordingStore, RecordingStoreError
 
 EventSink = Callable[[dict], None]
 
@@ -110,6 +110,14 @@ class _Hashes:
         self.by_id: dict[int, tuple[Any, str]] = {}
         self.seen: set[str] = set()  # blobs this turn already wrote
 
+    def blob(self, text: str, new: list[tuple[str, str]]) -> str:
+        """The hash of `text` (JSON already masked), added to `new` unless this turn wrote it already."""
+        digest = blob_hash(text)
+        if digest not in self.seen:
+            self.seen.add(digest)
+            new.append((digest, text))
+        return digest
+
     def refs(self, items: list, new: list[tuple[str, str]], keep: dict[int, tuple[Any, str]]) -> list[str]:
         out = []
         for item in items:
@@ -140,6 +148,7 @@ class TurnTap:
         self.hashes = _Hashes()
         self.step: dict | None = None
         self.live = True
+        self.servers: set[str] = set()  # MCP servers whose listing this turn already stored
 
     def event(self, event: dict) -> None:
         if self.live:
@@ -194,7 +203,9 @@ class TurnTap:
             step["reply"] = {"error": mask(event.get("reason", "")), "content": mask("".join(step["text"])) or None}
         elif kind == "result" and self.step is not None:
             call, result = event["call"], event["result"]
-            self.step["calls"].append((call, result.data, result.duration_s, event.get("review")))
+            # an MCP call's exchange with its server (mcp/discovery.py), for the turn's cassette
+            mcp = result.inspect.get("mcp") if isinstance(getattr(result, "inspect", None), dict) else None
+            self.step["calls"].append((call, result.data, result.duration_s, event.get("review"), mcp))
         elif kind == "end":
             self._flush()
             if self.turn_id is not None:
@@ -219,8 +230,14 @@ class TurnTap:
             if isinstance(body.get(key), list):
                 request[key] = self.hashes.refs(body[key], new, keep)
         self.hashes.by_id = keep
-        calls = []
-        for position, (call, data, duration, review) in enumerate(step["calls"]):
+        calls, mcp_calls, mcp_servers = [], [], []
+        for position, (call, data, duration, review, mcp) in enumerate(step["calls"]):
+            if isinstance(mcp, dict) and isinstance(mcp.get("answer"), dict):
+                mcp_calls.append(_mcp_call(position, mcp["server"], mcp["answer"]))
+                if mcp["server"] not in self.servers:
+                    self.servers.add(mcp["server"])
+                    digest = self.hashes.blob(_listing(mcp.get("listing")), new)
+                    mcp_servers.append((mcp["server"], digest))
             arguments = call.get("input") or {}
             if "rawArguments" in call:
                 arguments = {"rawArguments": call["rawArguments"]}
@@ -237,7 +254,55 @@ class TurnTap:
             step["ttft"],
             step["latency"],
             calls,
+            mcp_calls,
+            mcp_servers,
         )
+        for *_, mcp in step["calls"]:  # stored: the result shown in the notebook need not hold the raw answer
+            if isinstance(mcp, dict):
+                mcp.pop("answer", None)
+                mcp.pop("listing", None)
+
+
+def _as_sent(value: Any) -> str:
+    """JSON in the order the server wrote it (a tool's properties are shown to the model in that order)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _mcp_call(position: int, server: str, answer: dict) -> tuple:
+    """A row of mcp_calls: the call as its server answered it, masked; an answer over CALL_LIMIT is not kept."""
+    arguments = _as_sent(mask_data(answer.get("arguments") or {}))
+    if isinstance(answer.get("notRecorded"), str):
+        kept: dict[str, Any] = {"notRecorded": answer["notRecorded"]}
+    elif answer.get("error") is not None:
+        error = dict(answer["error"])
+        error["message"] = mask(str(error.get("message", "")))  # a failure names the URL: its credentials masked
+        kept = {"error": mask_data(error)}
+    else:
+        kept = {"result": mask_data(answer.get("result"))}
+    text = _as_sent(kept)
+    if len(text) > CALL_LIMIT:
+        text = _as_sent(
+            {
+                "notRecorded": f"too big: the answer is {len(text):,} characters of JSON, over the "
+                f"{CALL_LIMIT:,} the recorder keeps of one MCP call"
+            }
+        )
+    return (position, server, str(answer.get("tool", "")), arguments, text)
+
+
+def _listing(listing: Any) -> str:
+    """A server's tools/list and handshake as stored (masked JSON); over LISTING_LIMIT, its tools are not kept."""
+    listing = listing if isinstance(listing, dict) else {}
+    kept = {k: listing.get(k) for k in ("revision", "serverInfo", "instructions", "tools")}
+    text = _as_sent(mask_data(kept))
+    if len(text) > LISTING_LIMIT:
+        kept["tools"] = []
+        kept["notRecorded"] = (
+            f"too big: the tools/list is {len(text):,} characters of JSON, over the {LISTING_LIMIT:,} the "
+            "recorder keeps of one server"
+        )
+        text = _as_sent(mask_data(kept))
+    return text
 
 
 def _reply(message: dict, text: str, finish: str | None, usage: dict | None) -> dict:

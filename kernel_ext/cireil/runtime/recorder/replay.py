@@ -11,6 +11,10 @@ the tools on the agent itself, in a new session `notebook:replay-<turn>`; tools 
 A turn recorded in step mode replays what the person did: an edited call runs with the arguments it
 ran with, a skipped or mocked call gives the model the recorded result again.
 
+MCP calls are answered from the turn's cassette by default (recorder/mcpreplay.py: the copy's mcp.toml
+points at an McpMock on loopback; a call with no recorded answer fails with a message naming the nearest
+recorded one), or by the live servers with `live_mcp=True`; each MCP call says which (`ComparedCall.mcp`).
+
 The replay turn is not recorded. A recorded call whose tool is gone, or whose arguments the tool's
 current schema refuses, is named in `ReplayResult.invalid`; it still runs, and fails, as it would for
 the model.
@@ -49,6 +53,7 @@ class ComparedCall:
     recorded: dict | None  # the result kept in the recording (None: the replay made a call the recording lacks)
     replayed: dict | None  # the result now (None: the recorded call did not happen in the replay)
     invalid: str | None = None  # why the current tool refuses the recorded call, if it does
+    mcp: str | None = None  # an MCP call answered "from recording" (the cassette) or "live"; None: not MCP
 
     @property
     def differs(self) -> bool:
@@ -150,13 +155,17 @@ def invalid_calls(host: TurnHost, turn: RecordedTurn) -> dict[tuple[int, int], s
     return out
 
 
-def offline_copy(agent_dir: str | Path, base_url: str, into: str | Path) -> Path:
+def offline_copy(agent_dir: str | Path, base_url: str, into: str | Path, mcp: Any = None) -> Path:
     """A copy of the agent at `agent_dir` under `into` (sessions left behind) whose every provider talks to
-    the scripted server at `base_url`: what a replay and an exported notebook run on."""
+    the scripted server at `base_url`, and, given a started McpMock `mcp`, every MCP server to it
+    (mcpreplay.py): what a replay and an exported notebook run on."""
     from ..files.layout import AgentLayout
+    from .mcpreplay import point_copy_at_mock
 
     directory = _copy_agent(AgentLayout.find(agent_dir), Path(into))
     _point_engine_at(directory, base_url)
+    if mcp is not None:
+        point_copy_at_mock(directory, mcp)
     return directory
 
 
@@ -189,35 +198,74 @@ def _point_engine_at(directory: Path, base_url: str) -> None:
     path.write_text(tomlkit.dumps(doc), encoding="utf-8")
 
 
-def replay(agent: ReplayHost, turn: RecordedTurn, *, in_place: bool = False) -> ReplayResult:
+def replay(
+    agent: ReplayHost,
+    turn: RecordedTurn,
+    *,
+    in_place: bool = False,
+    live_mcp: bool = False,
+    cassette: dict | None = None,
+) -> ReplayResult:
     """Re-run `turn` with its recorded replies; see the module's docstring. The throwaway copy is loaded
-    by the agent's own class, with its Python tools."""
+    by the agent's own class, with its Python tools. `cassette` overrides the turn's own (an exported test
+    carries it)."""
+
+    def load(directory: Path) -> Any:
+        return type(agent).load(directory, tools=list(agent.extra_tools.values()))
+
+    return _replay(load, agent.directory, turn, agent if in_place else None, live_mcp, cassette)
+
+
+def replay_at(
+    load: Any, agent_dir: str | Path, turn: RecordedTurn, *, live_mcp: bool = False, cassette: dict | None = None
+) -> ReplayResult:
+    """`replay` on a throwaway copy of the agent at `agent_dir`, loaded by `load(path)` (cireil.load), without
+    ever loading the agent itself: an exported test runs where its MCP servers are down or unreachable."""
+    return _replay(load, Path(agent_dir), turn, None, live_mcp, cassette)
+
+
+def _replay(
+    load: Any, agent_dir: Path, turn: RecordedTurn, in_place: Any, live_mcp: bool, cassette: dict | None
+) -> ReplayResult:
+    from contextlib import nullcontext
+
     from ...testing.scripted_llm import ScriptedLLM, reply
+    from .mcpreplay import RecordedMcp, served_cassette, start_mock, with_every_server
 
     started = time.perf_counter()
     turn.check_whole()
     if not turn.steps:
         raise ValueError(f"turn {turn.id} has no recorded model call to replay")
+    served = served_cassette(turn, cassette, live_mcp)
     end = reply.tool_calls(("no-response", {}, END_CALL_ID))  # a replay that wants more calls ends here
+    hook = reviewed_calls(turn)
     with ScriptedLLM(*scripted_replies(turn), default=end) as llm, tempfile.TemporaryDirectory() as tmp:
-        if in_place:
-            target = agent
-        else:
-            directory = offline_copy(agent.directory, llm.base_url, tmp)
-            target = type(agent).load(directory, tools=list(agent.extra_tools.values()))
+        mock = start_mock(with_every_server(served, agent_dir)) if served is not None and in_place is None else None
         try:
-            invalid = invalid_calls(target, turn)
-            events: list[dict] = []
-            session = target.session_for(f"notebook:replay-{turn.id}" if in_place else turn.session_id)
-            outcome = RUNTIME.run(_run(target.engine, session, turn, llm.base_url, events.append))
+            if in_place is not None:
+                target = in_place
+                if served is not None:
+                    hook = RecordedMcp(served, hook)
+            else:
+                directory = offline_copy(agent_dir, llm.base_url, tmp, mock)
+                target = load(directory)
+            try:
+                invalid = invalid_calls(target, turn)
+                events: list[dict] = []
+                session = target.session_for(f"notebook:replay-{turn.id}" if in_place is not None else turn.session_id)
+                scope = hook if isinstance(hook, RecordedMcp) else nullcontext()
+                outcome = RUNTIME.run(_run(target.engine, session, turn, llm.base_url, events.append, hook, scope))
+            finally:
+                if in_place is None:
+                    target.close()
         finally:
-            if not in_place:
-                target.close()
+            if mock is not None:
+                mock.stop()
         model_calls = len(llm.requests)
-    steps = _compare(turn, events, invalid)
+    steps = _compare(turn, events, invalid, "from recording" if served is not None else "live")
     return ReplayResult(
         turn.id,
-        in_place,
+        in_place is not None,
         steps,
         outcome,
         time.perf_counter() - started,
@@ -228,7 +276,9 @@ def replay(agent: ReplayHost, turn: RecordedTurn, *, in_place: bool = False) -> 
     )
 
 
-async def _run(engine: Engine, session: Any, turn: RecordedTurn, base_url: str, on_event: Any) -> TurnOutcome:
+async def _run(
+    engine: Engine, session: Any, turn: RecordedTurn, base_url: str, on_event: Any, hook: Any, scope: Any
+) -> TurnOutcome:
     """The recorded turn again, its provider's client replaced by one for the scripted server; not recorded."""
     from ..config.engine_config import KeySource
     from ..engine.openai import OpenAIProvider
@@ -247,17 +297,18 @@ async def _run(engine: Engine, session: Any, turn: RecordedTurn, base_url: str, 
         user = msgs.user_message("")
         user["content"] = copy.deepcopy(turn.user.get("content") or [])
     try:
-        return await engine.run_turn(
-            session,
-            user,
-            on_event=on_event,
-            provider=turn.provider,
-            model=turn.model,
-            on_tool_call=reviewed_calls(turn),
-            client=scripted,
-            offline=True,  # the context window from a list asked earlier, pruning as the turn had
-            record=False,
-        )
+        async with scope:  # the mock's clients of an in-place replay, closed with the turn
+            return await engine.run_turn(
+                session,
+                user,
+                on_event=on_event,
+                provider=turn.provider,
+                model=turn.model,
+                on_tool_call=hook,
+                client=scripted,
+                offline=True,  # the context window from a list asked earlier, pruning as the turn had
+                record=False,
+            )
     finally:
         for client in made:
             await client.aclose()
@@ -285,7 +336,11 @@ def reviewed_calls(turn: RecordedTurn) -> Any:
     return again
 
 
-def _compare(turn: RecordedTurn, events: list[dict], invalid: dict[tuple[int, int], str]) -> list[ReplayedStep]:
+def _compare(
+    turn: RecordedTurn, events: list[dict], invalid: dict[tuple[int, int], str], mcp: str
+) -> list[ReplayedStep]:
+    from ..mcp.naming import server_of
+
     replayed: dict[int, list[tuple[dict, dict]]] = {}
     for event in events:
         if event.get("type") == "result" and event["call"].get("id") != END_CALL_ID:
@@ -309,6 +364,7 @@ def _compare(turn: RecordedTurn, events: list[dict], invalid: dict[tuple[int, in
                     before.result if before else None,
                     after[1] if after else None,
                     invalid.get((n, position)),
+                    mcp if server_of(str(name)) is not None else None,
                 )
             )
         out.append(step)

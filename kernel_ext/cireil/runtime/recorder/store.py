@@ -5,9 +5,15 @@ Messages, tool definitions and tool results are stored once by content (blake2b 
 prefix a step shares with the one before costs a few bytes. `turn_blobs` says which turn uses which blob:
 evicting a turn (oldest first, beyond the configured count or size) deletes the blobs no turn uses.
 
-The file carries its format number. A file of format 1 (before step mode's reviews were kept) is
-migrated in place, in one transaction; a file of any other format is refused with a message saying
-what to do, never rewritten.
+Each turn also keeps its MCP cassette (format 3): every tools/call answer as the server sent it
+(`mcp_calls`, one row per call, keyed like its `calls` row) and the tools/list, revision, serverInfo and
+instructions of each server it called (`mcp_servers`, a blob: the same listing is stored once across
+turns). One answer is kept up to CALL_LIMIT characters of JSON; a bigger one is recorded as "not recorded:
+too big", so a replay can say why it has no answer.
+
+The file carries its format number. A file of format 1 (before step mode's reviews were kept) or 2
+(before MCP cassettes) is migrated in place, in one transaction; its turns have no cassette (None). A
+file of any other format is refused with a message saying what to do, never rewritten.
 """
 
 from __future__ import annotations
@@ -27,7 +33,32 @@ from typing import Any
 # completions and Messages API `messages`, Responses API (openai-codex) `input`, every kind's `tools`.
 LISTS = ("messages", "input", "tools")
 RECORDINGS_FILE = "cireil-recordings.db"
-FORMAT = 2
+FORMAT = 3
+CASSETTE_FORMAT = "cireil-mcp-cassette/1"
+# characters of JSON of one MCP call's answer kept: an answer the transport held whole at the default
+# result limit (4 x 256 KiB, mcp/spill.py) fits; a bigger one is kept as "not recorded: too big"
+CALL_LIMIT = 1024 * 1024
+LISTING_LIMIT = 4 * 1024 * 1024  # characters of JSON of one server's tools/list and handshake kept
+
+# format 3: each turn's MCP traffic (see the module's docstring); turns.mcp is 1 for a turn recorded with it
+MCP_TABLES = """
+CREATE TABLE mcp_calls (
+    turn_id INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    position INTEGER NOT NULL,  -- the tool call's place in its step, as in calls
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,  -- the tool's name on the server
+    arguments TEXT NOT NULL,
+    answer TEXT NOT NULL,  -- {"result": ...} | {"error": ...} | {"notRecorded": "..."} as JSON
+    PRIMARY KEY (turn_id, step, position)
+) WITHOUT ROWID;
+CREATE TABLE mcp_servers (
+    turn_id INTEGER NOT NULL,
+    server TEXT NOT NULL,
+    listing TEXT NOT NULL,  -- blob hash of {"revision", "serverInfo", "instructions", "tools"}
+    PRIMARY KEY (turn_id, server)
+) WITHOUT ROWID;
+"""
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,7 +75,10 @@ CREATE TABLE turns (
     steps INTEGER NOT NULL DEFAULT 0,
     usage TEXT NOT NULL DEFAULT '{}',
     seconds REAL,
-    origin TEXT  -- a fork's origin: {"turn", "step", "session"} as JSON
+    origin TEXT,  -- a fork's origin: its turn and step and session as a JSON object
+    -- mcp: 1 when the MCP traffic of the turn is in mcp_calls and mcp_servers; NULL for one recorded before format 3
+    -- (no comma in a comment before a column: SQLite's DROP COLUMN takes the last comma before it for its own)
+    mcp INTEGER
 );
 CREATE INDEX turns_session ON turns (session_id, id);
 CREATE TABLE steps (
@@ -72,10 +106,12 @@ CREATE TABLE calls (
 CREATE TABLE turn_blobs (turn_id INTEGER NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (turn_id, hash)) WITHOUT ROWID;
 CREATE INDEX turn_blobs_hash ON turn_blobs (hash);
 """
+SCHEMA += MCP_TABLES
 
 # format N -> the statements that make it format N + 1 (the format number itself is updated with them)
 MIGRATIONS = {
     1: "ALTER TABLE calls ADD COLUMN review TEXT;",
+    2: "ALTER TABLE turns ADD COLUMN mcp INTEGER;" + MCP_TABLES,
 }
 
 
@@ -172,8 +208,8 @@ class RecordingStore:
         self, session_id: str, model: str, provider: str, user: dict | None, origin: dict | None = None
     ) -> int:
         cur = self.db.execute(
-            "INSERT INTO turns (session_id, started, model, provider, user_message, origin)"
-            " VALUES (CAST(? AS TEXT), ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))",
+            "INSERT INTO turns (session_id, started, model, provider, user_message, origin, mcp)"
+            " VALUES (CAST(? AS TEXT), ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), 1)",
             _bound(
                 session_id,
                 time.time(),
@@ -197,8 +233,13 @@ class RecordingStore:
         ttft: float | None,
         latency: float | None,
         calls: list[tuple],
+        mcp_calls: list[tuple] | None = None,
+        mcp_servers: list[tuple[str, str]] | None = None,
     ) -> None:
-        """One model call and its tool calls, in one transaction; `blobs` are (hash, json) new to this turn."""
+        """One model call and its tool calls, in one transaction; `blobs` are (hash, json) new to this turn.
+
+        `mcp_calls` are (position, server, tool, arguments json, answer json) of the step's MCP calls,
+        `mcp_servers` (server, listing blob hash) of servers first called in this step (their blob in `blobs`)."""
         db = self.db
         db.execute("BEGIN")
         try:
@@ -214,6 +255,17 @@ class RecordingStore:
                     "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT),"
                     " CAST(? AS TEXT), ?, CAST(? AS TEXT))",
                     [_bound(turn_id, n, *c) for c in calls],
+                )
+            if mcp_calls:
+                db.executemany(
+                    "INSERT OR REPLACE INTO mcp_calls VALUES (?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT),"
+                    " CAST(? AS TEXT), CAST(? AS TEXT))",
+                    [_bound(turn_id, n, *c) for c in mcp_calls],
+                )
+            if mcp_servers:
+                db.executemany(
+                    "INSERT OR IGNORE INTO mcp_servers VALUES (?, CAST(? AS TEXT), ?)",
+                    [_bound(turn_id, *m) for m in mcp_servers],
                 )
             db.execute("UPDATE turns SET steps = ? WHERE id = ?", (n, turn_id))
             db.execute("COMMIT")
@@ -261,6 +313,8 @@ class RecordingStore:
         try:
             for table, column in (
                 ("calls", "turn_id"),
+                ("mcp_calls", "turn_id"),
+                ("mcp_servers", "turn_id"),
                 ("steps", "turn_id"),
                 ("turn_blobs", "turn_id"),
                 ("turns", "id"),
@@ -367,6 +421,46 @@ class RecordingStore:
         return out, problems
 
     @_locked
+    def cassette(self, turn_id: int) -> dict | None:
+        """The turn's MCP traffic in the cassette shape (cireil.testing.mcp_cassette); None for a turn recorded
+        before format 3 (or not found). A row that cannot be read is kept in its place as a call whose
+        `notRecorded` says so: a replay then fails on that call with the reason instead of on the next one."""
+        row = self.db.execute("SELECT mcp FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        servers: dict[str, dict] = {}
+        listed = self.db.execute("SELECT server, listing FROM mcp_servers WHERE turn_id = ?", (turn_id,)).fetchall()
+        blobs = self.blobs([h for _, h in listed if isinstance(h, str)])
+        for name, digest in listed:
+            listing = blobs.get(digest) if isinstance(digest, str) else None
+            servers[str(name)] = _server_entry(
+                listing, f"{self.path}: the tools/list of server {name!r} of turn {turn_id}"
+            )
+        rows = self.db.execute(
+            f"SELECT step, position, server, tool, {_capped('arguments')}, {_capped('answer')} FROM mcp_calls"
+            " WHERE turn_id = ? ORDER BY step, position",
+            (turn_id,),
+        )
+        for step, position, server, tool, *values in rows:
+            call: dict[str, Any] = {"tool": str(tool), "arguments": {}, "result": None, "error": None}
+            try:
+                call["arguments"] = _json_object(values[0:2], "arguments")
+                answer = _json_object(values[2:4], "answer")
+                for key in ("result", "error"):
+                    if answer.get(key) is not None and not isinstance(answer[key], dict):
+                        raise BadRow(f"its {key} is not an object")
+                    call[key] = answer.get(key)
+                if isinstance(answer.get("notRecorded"), str):
+                    call["notRecorded"] = answer["notRecorded"]
+                elif call["result"] is None and call["error"] is None:
+                    raise BadRow("it has neither a result nor an error")
+            except BadRow as exc:
+                call["result"] = call["error"] = None
+                call["notRecorded"] = f"{self.path}: MCP call {position} of step {step} of turn {turn_id}: {exc}"
+            servers.setdefault(str(server), _server_entry(None, ""))["calls"].append(call)
+        return {"format": CASSETTE_FORMAT, "servers": servers}
+
+    @_locked
     def blobs(self, hashes: list[str]) -> dict[str, Any]:
         """Messages and tools by hash; one that is not JSON, or over VALUE_LIMIT, is a note saying so."""
         out: dict[str, Any] = {}
@@ -392,6 +486,25 @@ TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 class BadRow(ValueError):
     """One recorded row cannot be used; says what is wrong with it."""
+
+
+def _server_entry(listing: Any, where: str) -> dict:
+    """A server of a cassette from its stored listing; a listing missing or damaged gives an empty one that
+    says why (`notRecorded`)."""
+    entry: dict[str, Any] = {"revision": None, "serverInfo": None, "instructions": None, "tools": [], "calls": []}
+    if not isinstance(listing, dict) or "not loaded" in listing:
+        if where:
+            why = listing.get("not loaded") if isinstance(listing, dict) else "missing from the blobs table"
+            entry["notRecorded"] = f"{where}: {why}"
+        return entry
+    for key, kind in (("revision", str), ("serverInfo", dict), ("instructions", str)):
+        if isinstance(listing.get(key), kind):
+            entry[key] = listing[key]
+    tools = listing.get("tools")
+    entry["tools"] = [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+    if isinstance(listing.get("notRecorded"), str):
+        entry["notRecorded"] = listing["notRecorded"]
+    return entry
 
 
 def _bound(*values: Any) -> tuple:
