@@ -110,8 +110,8 @@ class Tally:
         )
 
 
-def part_a(args: argparse.Namespace) -> None:
-    rule = S.Sequential(
+def _rule(args: argparse.Namespace) -> S.Sequential:
+    return S.Sequential(
         alpha=args.alpha,
         margin=args.margin,
         max_runs=args.max_runs,
@@ -119,6 +119,10 @@ def part_a(args: argparse.Namespace) -> None:
         spending=args.spending,
         equivalence_spending=args.equivalence_spending,
     )
+
+
+def part_a(args: argparse.Namespace) -> None:
+    rule = _rule(args)
     print(
         f"(a) --until-decided: Sequential(alpha={args.alpha}, margin={args.margin}, round_size={args.round_size}, "
         f"max_runs={args.max_runs}, spending={args.spending!r}, equivalence_spending={args.equivalence_spending!r}), "
@@ -190,14 +194,7 @@ def part_b(args: argparse.Namespace) -> None:
             f"   {share(repeat, False, _today_fires, 'old'):18.1%}"
             f"   |   {share(repeat, True, new, 'power'):16.1%}"
         )
-    rule = S.Sequential(
-        alpha=args.alpha,
-        margin=args.margin,
-        max_runs=args.max_runs,
-        round_size=args.round_size,
-        spending=args.spending,
-        equivalence_spending=args.equivalence_spending,
-    )
+    rule = _rule(args)
     print("  Sequential, one cell with no difference: false better/worse per cell")
     for p in (0.1, 0.3, 0.5, 0.7, 0.9):
         rng = random.Random(f"{args.seed}/b-seq/{p}")
