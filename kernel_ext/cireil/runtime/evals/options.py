@@ -102,9 +102,9 @@ def add_eval_arguments(
     p.add_argument(
         "--max-runs",
         type=_positive(int),
-        default=40,
+        default=60,
         metavar="N",
-        help="with --until-decided: runs per cell at most; undecided then (default 40)",
+        help="with --until-decided: runs per cell at most; undecided then (default 60)",
     )
     p.add_argument(
         "--budget-tokens",
