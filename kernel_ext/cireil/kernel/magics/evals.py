@@ -20,7 +20,7 @@ def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
     display already shows it)."""
     from ...commands import family_usage
     from ...runtime.base.errors import ConfigError
-    from ...runtime.evals.command import DaskMissing, check_comparison, executor_for, plan, sequential_for
+    from ...runtime.evals.command import DaskMissing, check_comparison, executor_for, matrix_options, plan
     from ...runtime.evals.matrix import run_matrix
 
     agent = Path(options.agent).expanduser() if options.agent else agent_dir
@@ -52,20 +52,7 @@ def run_eval_magic(agent_dir: Path | None, options: Namespace) -> EvalGrid:
             handle.update(grid)
 
     try:
-        report = run_matrix(
-            agent,
-            scenarios,
-            variants,
-            repeat=options.repeat,
-            jobs=options.jobs,
-            timeout=options.timeout,
-            on_progress=show,
-            keep=options.keep,
-            executor=executor,
-            until=sequential_for(options),
-            baseline=options.baseline,
-            budget_tokens=options.budget_tokens,
-        )
+        report = run_matrix(agent, scenarios, variants, on_progress=show, executor=executor, **matrix_options(options))
     except ConfigError as exc:
         raise UsageError("\n".join(str(i) for i in exc.issues)) from None
     finally:

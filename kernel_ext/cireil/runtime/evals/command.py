@@ -118,6 +118,19 @@ def sequential_for(args: argparse.Namespace) -> Any:
     )
 
 
+def matrix_options(args: argparse.Namespace) -> dict[str, Any]:
+    """run_matrix's keyword arguments from the eval options, the same for `cireil eval` and `%cireil eval`."""
+    return {
+        "repeat": args.repeat,
+        "jobs": args.jobs,
+        "timeout": args.timeout,
+        "keep": args.keep,
+        "until": sequential_for(args),
+        "baseline": args.baseline,
+        "budget_tokens": args.budget_tokens,
+    }
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
     from .matrix import run_matrix
     from .progress import TerminalProgress
@@ -134,18 +147,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
             print(f"cireil: error: {problem}", file=sys.stderr)
             return USAGE
         report = run_matrix(
-            args.agent,
-            scenarios,
-            variants,
-            repeat=args.repeat,
-            jobs=args.jobs,
-            timeout=args.timeout,
-            on_progress=TerminalProgress(),
-            keep=args.keep,
-            executor=executor,
-            until=sequential_for(args),
-            baseline=args.baseline,
-            budget_tokens=args.budget_tokens,
+            args.agent, scenarios, variants, on_progress=TerminalProgress(), executor=executor, **matrix_options(args)
         )
     except ConfigError as exc:
         for issue in exc.issues:

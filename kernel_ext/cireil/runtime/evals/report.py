@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from ..base.jsonbound import too_deep
+from ..base import jsonbound
 from ..base.names import escape
+from ..files.safefs import FileTooLarge, NotRegularFile, read_host_file
 from . import stats
 from .verdicts import Comparison, compare_sides, interval_text, percent
 from .worker import RunResult
@@ -395,41 +394,29 @@ def json_safe(value: Any, depth: int = 0) -> Any:
 def _read_result(path: str | Path, max_bytes: int) -> Any:
     where = str(path)
     try:
-        # non-blocking: a FIFO named as the result must not hang the command waiting for a writer
-        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK)
+        # regular files only and never blocking: a FIFO named as the result must not hang the command
+        raw = read_host_file(path, max_bytes)
+    except NotRegularFile:
+        raise ValueError(f"{where}: not a regular file: give the JSON file `cireil eval --json` wrote") from None
+    except FileTooLarge as exc:
+        size = f"{exc.size:,} bytes, over" if exc.size is not None else "over"
+        raise ValueError(
+            f"{where}: {size} the {max_bytes:,}-byte limit for an eval result"
+            " (raise it with --max-mb if the file is one cireil wrote)"
+        ) from None
     except OSError as exc:
         raise ValueError(f"{where}: cannot be read as an eval result: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{where}: not a regular file: give the JSON file `cireil eval --json` wrote")
-        if info.st_size > max_bytes:
-            raise ValueError(
-                f"{where}: {info.st_size:,} bytes, over the {max_bytes:,}-byte limit for an eval result"
-                " (raise it with --max-mb if the file is one cireil wrote)"
-            )
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            raw = stream.read(max_bytes + 1)
-    except OSError as exc:
-        raise ValueError(f"{where}: cannot be read as an eval result: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(raw) > max_bytes:  # grew while being read
-        raise ValueError(f"{where}: over the {max_bytes:,}-byte limit for an eval result")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ValueError(f"{where}: line {line}: not UTF-8 text, so not an eval result cireil wrote") from None
     try:
-        data = json.loads(text)
-    except RecursionError:
+        return jsonbound.loads(text, max_depth=RESULT_DEPTH)
+    except jsonbound.TooDeep:
         raise ValueError(f"{where}: nested deeper than {RESULT_DEPTH} levels: not an eval result") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    if too_deep(data, RESULT_DEPTH):
-        raise ValueError(f"{where}: nested deeper than {RESULT_DEPTH} levels: not an eval result")
-    return data
 
 
 def _kind(value: Any) -> str:

@@ -422,7 +422,15 @@ CONFIG_LIMIT = 1 << 20  # bytes: far beyond any real configuration or instructio
 
 
 class FileTooLarge(OSError):
-    """Over the size a file of its kind may have."""
+    """Over the size a file of its kind may have; `size` is its size in bytes when that was known before reading."""
+
+    size: int | None = None
+
+
+def _too_large(limit: int, name: str, size: int | None = None) -> FileTooLarge:
+    exc = FileTooLarge(errno.EFBIG, f"larger than {limit} bytes", name)
+    exc.size = size
+    return exc
 
 
 def read_host_file(path: str | os.PathLike, limit: int = CONFIG_LIMIT) -> bytes:
@@ -436,10 +444,12 @@ def read_host_file(path: str | os.PathLike, limit: int = CONFIG_LIMIT) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+        if info.st_size > limit:  # said before reading any of it
+            raise _too_large(limit, str(path), info.st_size)
         os.set_blocking(fd, True)
         data = read_fd(fd, limit)
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise FileTooLarge(errno.EFBIG, f"larger than {limit} bytes", str(path))
+    if len(data) > limit:  # grew while being read
+        raise _too_large(limit, str(path))
     return data
