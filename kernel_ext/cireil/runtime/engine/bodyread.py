@@ -8,10 +8,11 @@ PIECE bytes and a cap on the decoded size holds within one piece, whatever the c
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
+
+from ..base.inflate import CorruptData, Inflate
 
 PIECE = 64 * 1024
 MAX_LAYERS = 2  # Content-Encoding "gzip, gzip" is legal; a longer chain is no server's honest answer
@@ -30,36 +31,7 @@ class BadEncoding(Exception):
     """The body's Content-Encoding is not one this reader decodes, or its compressed data is corrupt."""
 
 
-class _Inflate:
-    """One gzip or deflate layer, giving out at most `size` bytes per piece."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self._raw_deflate = False
-        self._z = zlib.decompressobj(zlib.MAX_WBITS | 16 if kind == "gzip" else zlib.MAX_WBITS)
-        self._started = False
-
-    def feed(self, data: bytes, size: int) -> Iterator[bytes]:
-        while not self._z.eof:
-            try:
-                out = self._z.decompress(data, size)
-            except zlib.error as exc:
-                if self.kind == "deflate" and not self._started and not self._raw_deflate:
-                    # "deflate" is often sent without its zlib header (as browsers and httpx accept)
-                    self._raw_deflate = True
-                    self._z = zlib.decompressobj(-zlib.MAX_WBITS)
-                    continue
-                raise BadEncoding(f"its {self.kind} data is corrupt ({exc})") from None
-            self._started = True
-            data = self._z.unconsumed_tail
-            if out:
-                yield out
-            if not data and len(out) < size:
-                return  # zlib stopped for want of input, not of room
-        # after the end of the compressed stream: trailing bytes are ignored, as httpx does
-
-
-def layers(content_encoding: str) -> list[_Inflate]:
+def layers(content_encoding: str) -> list[Inflate]:
     """The decoders of a Content-Encoding header, in the order they apply (the reverse of the header's)."""
     names = [n.strip().lower() for n in content_encoding.split(",") if n.strip()]
     names = [n for n in names if n != "identity"]
@@ -68,20 +40,23 @@ def layers(content_encoding: str) -> list[_Inflate]:
     out = []
     for name in reversed(names):
         if name in ("gzip", "x-gzip"):
-            out.append(_Inflate("gzip"))
+            out.append(Inflate("gzip"))
         elif name == "deflate":
-            out.append(_Inflate("deflate"))
+            out.append(Inflate("deflate"))
         else:
             raise BadEncoding(f"Content-Encoding {name[:40]!r} is not one cireil asked for ({ACCEPT_ENCODING})")
     return out
 
 
-def _through(stages: list[_Inflate], data: bytes) -> Iterator[bytes]:
+def _through(stages: list[Inflate], data: bytes) -> Iterator[bytes]:
     if not stages:
         yield data
         return
-    for piece in stages[0].feed(data, PIECE):
-        yield from _through(stages[1:], piece)
+    try:
+        for piece in stages[0].feed(data, PIECE):
+            yield from _through(stages[1:], piece)
+    except CorruptData as exc:
+        raise BadEncoding(str(exc)) from None
 
 
 async def decoded_pieces(response: httpx.Response, cap: int) -> AsyncIterator[bytes]:

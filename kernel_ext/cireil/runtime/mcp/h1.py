@@ -24,11 +24,11 @@ import asyncio
 import base64
 import re
 import ssl
-import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import unquote
 
+from ..base.inflate import CorruptData, Inflate
 from .h1conn import Connection, HttpError, HttpProtocolError, connect, read_limited
 
 MAX_HEAD = 64 * 1024  # bytes of a response's status line and header fields
@@ -103,24 +103,13 @@ class Response:
         return self._inflated() if self.encoding else self._framed()
 
     async def _inflated(self) -> AsyncIterator[bytes]:
-        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16 if self.encoding == "gzip" else zlib.MAX_WBITS)
-        first = True
+        inflater = Inflate(self.encoding)
         async for data in self._framed():
-            while data:
-                try:
-                    try:
-                        out = inflater.decompress(data, READ_SIZE)
-                    except zlib.error:
-                        if not (first and self.encoding == "deflate"):
-                            raise
-                        inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, without zlib's header
-                        out = inflater.decompress(data, READ_SIZE)
-                except zlib.error as exc:
-                    raise HttpProtocolError(f"the {self.encoding} body is corrupt ({exc})") from None
-                first = False
-                data = inflater.unconsumed_tail
-                if out:
+            try:
+                for out in inflater.feed(data, READ_SIZE):
                     yield out
+            except CorruptData as exc:
+                raise HttpProtocolError(f"the {self.encoding} body is corrupt ({exc.detail})") from None
         if not inflater.eof:
             raise HttpProtocolError(f"the {self.encoding} body ends before its compressed stream does")
 
