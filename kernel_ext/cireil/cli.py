@@ -65,13 +65,18 @@ def _dump(data: Any) -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    if args.adopt:
+        return _adopt(args.dir)
     from .runtime.scaffold import DirectoryNotEmptyError, init
 
     notes: list[str] = []
     try:
         path = init(args.dir, notes=notes)
     except DirectoryNotEmptyError as exc:
-        raise UsageFailure(str(exc)) from None
+        message = str(exc)
+        if _in_a_root(args.dir):
+            message += f"; for an existing runtime root, `cireil init --adopt {args.dir}` writes its migrations.json"
+        raise UsageFailure(message) from None
     except OSError as exc:
         raise UsageFailure(f"cannot create {args.dir}: {exc.strerror or exc}") from None
     _say(f"created agent '{path.name}' in {path}")
@@ -81,6 +86,34 @@ def cmd_init(args: argparse.Namespace) -> int:
     _say("next steps:")
     _say(f"  cireil dry-run {args.dir}")
     _say(f"  cireil call {args.dir} list-dir '{example}'")
+    return OK
+
+
+def _in_a_root(directory: str) -> bool:
+    from pathlib import Path
+
+    path = Path(directory).expanduser().absolute()
+    return _is_runtime_root(directory) or path.parent.name == "agents"
+
+
+def _adopt(directory: str) -> int:
+    """`cireil init --adopt DIR`: the root's config/migrations.json and nothing else."""
+    from .runtime.original.runtime_root import MIGRATION_IDS, RootError, adopt
+
+    try:
+        written = adopt(directory)
+    except RootError as exc:
+        raise UsageFailure(str(exc)) from None
+    except OSError as exc:
+        raise UsageFailure(f"cannot write the migrations.json of {directory}: {exc.strerror or exc}") from None
+    _say(
+        f"wrote {written}: all {len(MIGRATION_IDS)} config migrations of the original CireilClaw marked as applied, "
+        "so its startup no longer offers to run them"
+    )
+    _say(
+        "this suits a root whose files are in today's format (what `cireilclaw init` writes now); for a root made "
+        "by an older CireilClaw, delete the file and run `cireilclaw migrate` instead"
+    )
     return OK
 
 
@@ -164,11 +197,17 @@ def cmd_tools(args: argparse.Namespace) -> int:
     from .runtime.agent import dry_run
     from .runtime.toolkit.tool import describe_parameters
 
+    if args.diff_original and args.dir is None:
+        return _print_diff_original(None, as_json=args.json)
+    if args.dir is None:
+        raise UsageFailure("tools needs the agent directory DIR (only --diff-original works without one)")
     report = dry_run(args.dir)
     if not report.ok:
         _print_issues(report.errors)
         print(f"{args.dir}: invalid agent ({_plural(len(report.errors), 'error')})", file=sys.stderr)
         return USAGE
+    if args.diff_original:
+        return _print_diff_original(report.tools, as_json=args.json)
     if args.json:
         _say(_dump([tool.as_dict() for tool in report.tools]))
         return OK
@@ -178,6 +217,16 @@ def cmd_tools(args: argparse.Namespace) -> int:
         _say(f"{tool.name}: {tool.description}")
         for line in describe_parameters(tool.parameters):
             _say(f"    {line}")
+    return OK
+
+
+def _print_diff_original(tools: Sequence[Any] | None, *, as_json: bool) -> int:
+    """`tools --diff-original`: the built-ins' declared differences, and with an agent its own tools too."""
+    from .render.tooldiff import text
+    from .runtime.toolkit.original_diff import differences
+
+    report = differences(tools)
+    _say(_dump(report) if as_json else text(report))
     return OK
 
 

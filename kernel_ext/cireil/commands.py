@@ -116,10 +116,16 @@ def _load(p: argparse.ArgumentParser, surface: str) -> None:
 
 def _tools(p: argparse.ArgumentParser, surface: str) -> None:
     if surface == CLI:
-        p.add_argument("dir", metavar="DIR")
+        p.add_argument("dir", metavar="DIR", nargs="?", help="the agent directory (optional with --diff-original)")
         p.add_argument("--json", action="store_true", help="print name, description and JSON Schema as JSON")
     else:
         p.add_argument("--lint", action="store_true", help="also check the definitions (names, descriptions, schemas)")
+    p.add_argument(
+        "--diff-original",
+        action="store_true",
+        help="every way the definitions the model gets differ from the original CireilClaw's, with the spec rule "
+        "causing it",
+    )
 
 
 def _dry_run(p: argparse.ArgumentParser, surface: str) -> None:
@@ -261,6 +267,16 @@ def _dir(p: argparse.ArgumentParser, surface: str) -> None:
     p.add_argument("dir", metavar="DIR")
 
 
+def _init(p: argparse.ArgumentParser, surface: str) -> None:
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument(
+        "--adopt",
+        action="store_true",
+        help="DIR is an existing runtime root (or an agent in one): only write its config/migrations.json, which "
+        "the original's own init does not",
+    )
+
+
 def _call(p: argparse.ArgumentParser, surface: str) -> None:
     p.add_argument("dir", metavar="DIR")
     p.add_argument("tool", metavar="TOOL")
@@ -298,7 +314,13 @@ COMMANDS: tuple[Command, ...] = (
         "the enabled tools and what they do (a notebook adds magic, origin and tokens per request)",
         _tools,
         BOTH,
-        forms=(("tools [--lint]", "the enabled tools: magic, origin, tokens per request, description; --lint checks"),),
+        forms=(
+            ("tools [--lint]", "the enabled tools: magic, origin, tokens per request, description; --lint checks"),
+            (
+                "tools --diff-original",
+                "how the tool definitions differ from the original CireilClaw's, each with its spec rule",
+            ),
+        ),
     ),
     Command(
         "dry-run",
@@ -330,7 +352,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("fork", "continue a recorded turn from STEP in a new session; the turn renders live", _fork),
     Command("export test", "a recorded turn as a pytest file: same tool calls, same results", _export_test),
     Command("export notebook", "a session's recorded turns as a notebook that replays them offline", _export_notebook),
-    Command("stop", "end the live %%cireil_agent --step turn at its last complete step (as its Stop button does)"),
+    Command("stop", "end the live %%cireil_agent --step turn, storing nothing of it (as its Stop button does)"),
     Command(
         "steps", "a recorded turn's model calls, each with its exact request and a diff against the one before", _turn
     ),
@@ -365,11 +387,26 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("help", "this list; with SUBCOMMAND, its usage and options", _help),
     # the shell's own
-    Command("init", "create a working agent (the demo) in DIR, which must be new or empty", _dir, (CLI,)),
+    Command(
+        "init",
+        "create a working agent (the demo) in DIR, which must be new or empty; --adopt: give the existing runtime "
+        "root DIR its config/migrations.json",
+        _init,
+        (CLI,),
+        forms=(
+            ("init DIR", "create a working agent (the demo) in DIR, which must be new or empty"),
+            (
+                "init --adopt DIR",
+                "write config/migrations.json (every migration of the original marked applied) for the existing "
+                "runtime root DIR, or the root of the agent DIR; nothing else is touched",
+            ),
+        ),
+    ),
     Command("call", "run one tool as the agent would and print its result as JSON", _call, (CLI,)),
     Command(
         "migrate",
-        "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups",
+        "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups "
+        "in the runtime root's config/backups/",
         _dir,
         (CLI,),
     ),

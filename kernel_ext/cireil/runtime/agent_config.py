@@ -214,6 +214,7 @@ def read_config(
             tools_src,
             known=(*registry.BUILTIN_NAMES, *extra, *mcp_tools),
             mcp_servers=[s.name for s in mcp_servers],
+            shared_root=layout.runtime_root is not None,  # str-replace read as edit there, the file left alone
         )
         issues += tool_issues
     elif not any(i.file == TOOLS_FILE for i in issues):

@@ -123,6 +123,45 @@ def test_str_replace_points_at_cireil_migrate(tmp_path, value):
     assert "edit" in message
 
 
+@pytest.mark.parametrize("edit", [None, True, False])
+@pytest.mark.parametrize("old", [True, False])
+@pytest.mark.parametrize("first", ["str-replace", "edit"])
+def test_on_a_shared_root_str_replace_is_read_as_the_migration_writes_it(
+    tmp_path: Path, edit: bool | None, old: bool, first: str
+) -> None:
+    """In memory exactly what `cireil migrate` writes: the same enabled tools, in the same order."""
+
+    def toml(value: bool) -> str:
+        return "true" if value else "false"
+
+    lines = {
+        "str-replace": f"str-replace = {toml(old)}\n",
+        "edit": f"edit = {toml(edit)}\n" if edit is not None else "",
+    }
+    second = "edit" if first == "str-replace" else "str-replace"
+    text = f"list-dir = true\n{lines[first]}write = false\n{lines[second]}read = true\n"
+    in_memory, issues = parse_tools_config(
+        TomlSource.parse("config/tools.toml", text), known=BUILTIN_NAMES, shared_root=True
+    )
+    (note,) = issues
+    assert note.severity == "warning" and note.line == text.splitlines().index(lines["str-replace"][:-1]) + 1
+    assert f"is read as 'edit = {toml(bool(edit) or old)}'" in note.message
+    agent = agent_with(tmp_path, text)
+    from cireil.runtime.config.migrate import migrate
+
+    migrate(agent)
+    written, issues = parse((agent / "config" / "tools.toml").read_text())
+    assert issues == []
+    assert list(in_memory.enabled.items()) == list(written.enabled.items())
+
+
+def test_a_plugin_or_python_tool_cannot_take_the_old_name(tmp_path):
+    config, issues = parse_tools_config(
+        TomlSource.parse("config/tools.toml", "str-replace = true\n"), known=(*BUILTIN_NAMES, "str-replace")
+    )
+    assert [i.severity for i in issues] == ["error"] and config.enabled == {}
+
+
 def test_every_spec_builtin_is_known():
     spec_tools = {
         "respond",

@@ -16,7 +16,8 @@ from cireil.runtime.base.errors import ConfigError
 from cireil.runtime.config.migrate import MigrationResult, migrate
 from conftest import make_agent
 
-BACKUP_NAME = re.compile(r"tools\.toml\.\d{8}T\d{6}Z(-\d+)?\.bak")
+# config/backups/<id>/<file>, ids in the form of the original's (`YYYYMMDDHHMMSS_name`), one folder per run
+BACKUP_NAME = re.compile(r"\d{14}_cireil_str_replace_to_edit(_\d+)?/tools\.toml")
 
 # A file with everything a user might have written around the line that changes.
 ORIGINAL = """\
@@ -48,7 +49,11 @@ def tools_text(agent: Path) -> str:
 
 def backups(agent: Path) -> list[Path]:
     folder = agent / "config" / "backups"
-    return sorted(folder.iterdir()) if folder.exists() else []
+    return sorted(folder.glob("*/*")) if folder.exists() else []
+
+
+def shown(backup: Path) -> str:
+    return f"{backup.parent.name}/{backup.name}"
 
 
 def test_str_replace_becomes_edit_in_place_and_nothing_else_changes(tmp_path: Path) -> None:
@@ -118,7 +123,7 @@ def test_backup_holds_the_original_bytes(tmp_path: Path) -> None:
     result = migrate(agent)
     (backup,) = backups(agent)
     assert result.tools.backup == backup
-    assert BACKUP_NAME.fullmatch(backup.name)
+    assert BACKUP_NAME.fullmatch(shown(backup))
     assert backup.read_bytes() == ORIGINAL.encode()
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
     assert stat.S_IMODE(backup.parent.stat().st_mode) == 0o700
@@ -152,7 +157,7 @@ def test_migrations_in_the_same_second_keep_separate_backups(tmp_path: Path) -> 
     migrate(agent)
     contents = sorted(b.read_text() for b in backups(agent))
     assert contents == ["str-replace = false\n", "str-replace = true\n"]
-    assert all(BACKUP_NAME.fullmatch(b.name) for b in backups(agent))
+    assert all(BACKUP_NAME.fullmatch(shown(b)) for b in backups(agent))
 
 
 def test_permissions_are_kept(tmp_path: Path) -> None:
@@ -296,7 +301,7 @@ def test_old_engine_layout_is_refused_then_migrated_with_comments_kept(tmp_path:
         "kept [openai] apiKey = { env = ... }: cireil reads it, the original CireilClaw does not (it needs the key "
         "itself, or a list of keys)",
     )
-    (backup,) = [b for b in backups(agent) if b.name.startswith("engine.toml.")]
+    (backup,) = [b for b in backups(agent) if b.name == "engine.toml"]
     assert result.engine.backup == backup
     assert backup.read_text() == OLD_ENGINE
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
@@ -323,7 +328,10 @@ def test_tools_and_engine_migrate_together(tmp_path: Path) -> None:
     result = migrate(agent)
     assert result.tools.changed and result.engine.changed
     assert tools_text(agent) == "edit = true\n"
-    assert sorted(b.name.split(".")[0] for b in backups(agent)) == ["engine", "tools"]
+    assert sorted(shown(b).split("_", 1)[1] for b in backups(agent)) == [
+        "cireil_engine_providers_top_level/engine.toml",
+        "cireil_str_replace_to_edit/tools.toml",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -364,7 +372,8 @@ def test_cli_migrate_rewrites_engine_toml(tmp_path: Path, capsys: pytest.Capture
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "config/tools.toml: nothing to migrate"
     assert out[1] == "config/engine.toml: moved [providers.openai] to [openai] (line 4)"
-    assert out[-1].startswith("backup of the original: ") and "engine.toml." in out[-1]
+    assert out[-1].startswith("backup of the original: ")
+    assert out[-1].endswith("_cireil_engine_providers_top_level/engine.toml")
 
 
 def test_an_inline_providers_table_is_migrated_too(tmp_path: Path) -> None:

@@ -8,11 +8,21 @@ Two migrations, each applied only when needed:
   up one level with their comments; a lone provider, the implicit default before, gets
   `isGlobalDefault = true`, which the original requires.
 tomlkit is used because it round-trips comments and whitespace, which tomllib cannot write at all.
-Every new text is checked before anything is written; then each changed file is backed up, then replaced.
+Every new text is checked before anything is written; then each changed file is backed up, then replaced
+(temp file + rename); when a replacement fails, the files already replaced get their old bytes back.
+
+Backups go where the original CireilClaw keeps its own (upstream-formats.md §3.8): `config/backups/<id>/<name>`
+of the runtime root, folder 0700, file 0600, never overwritten, `<name>` as its runner names an agent's file
+(`agents_<slug>_config_tools.toml_tools.toml`). `<id>` has the form of the original's migration ids,
+`<UTC time>_cireil_<what>`, so that each run keeps its own backup. An agent outside a runtime root is its own
+root: `<agent>/config/backups/<id>/tools.toml`. On a root the original shares, the report also says what the
+original loses: it still registers `str-replace`, which the rewritten file no longer enables.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import tomllib
 from dataclasses import dataclass
@@ -31,6 +41,8 @@ from .tomlsource import TomlSource, TomlSyntaxError
 from .tools_config import TOOLS_FILE
 
 BACKUP_DIR = "config/backups"
+# the migration part of each backup folder's id (`<UTC time>_<this>`); "cireil" keeps them apart from the original's
+MIGRATION_NAMES = {TOOLS_FILE: "cireil_str_replace_to_edit", ENGINE_FILE: "cireil_engine_providers_top_level"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ class MigrationResult:
     changes: tuple[str, ...] = ()
     backup: Path | None = None
     rel: str = TOOLS_FILE
+    notes: tuple[str, ...] = ()  # what the change means beyond the file: what the original CireilClaw loses
 
     @property
     def changed(self) -> bool:
@@ -50,6 +63,7 @@ class MigrationResult:
         if not self.changed:
             return f"{self.rel}: nothing to migrate"
         lines = [f"{self.rel}: {change}" for change in self.changes]
+        lines += [f"{self.rel}: note: {note}" for note in self.notes]
         lines.append(f"backup of the original: {self.backup}")
         return "\n".join(lines)
 
@@ -58,6 +72,7 @@ class MigrationResult:
             "file": str(self.file),
             "changed": self.changed,
             "changes": list(self.changes),
+            "notes": list(self.notes),
             "backup": str(self.backup) if self.backup else None,
         }
 
@@ -91,22 +106,31 @@ class _Pending:
     original: bytes
     new_text: str
     changes: list[str]
+    notes: tuple[str, ...] = ()
 
 
 def migrate(directory: str | os.PathLike[str]) -> MigrationReport:
     """Apply every pending migration to the agent at `directory`.
 
     Raises ConfigError (naming file and line) when a file cannot be migrated safely; in that case
-    nothing is written, to any file.
+    nothing is written, to any file. An OSError while writing leaves every file as it was (the backups of
+    that run are removed again, except that of a file whose old bytes could not be put back).
     """
     layout = AgentLayout.find(directory)
-    pending = [p for p in (_plan_tools(layout.directory), _plan_engine(layout.directory)) if p is not None]
-    results: dict[str, MigrationResult] = {}
-    backups = {p.rel: _write_backup(layout.directory, p.path.name, p.original) for p in pending if p.changes}
-    for p in pending:
-        if p.changes:
+    pending = [p for p in (_plan_tools(layout), _plan_engine(layout.directory)) if p is not None and p.changes]
+    stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    backups: dict[str, Path] = {}
+    replaced: list[_Pending] = []
+    try:
+        for p in pending:
+            backups[p.rel] = _write_backup(layout, p, stamp)
+        for p in pending:
             _atomic_replace(p.path, p.new_text.encode("utf-8"))
-            results[p.rel] = MigrationResult(p.path, tuple(p.changes), backups[p.rel], p.rel)
+            replaced.append(p)
+    except BaseException:
+        _undo(pending, replaced, backups)
+        raise
+    results = {p.rel: MigrationResult(p.path, tuple(p.changes), backups[p.rel], p.rel, p.notes) for p in pending}
     return MigrationReport(
         results.get(TOOLS_FILE) or MigrationResult(layout.directory / TOOLS_FILE),
         results.get(ENGINE_FILE) or MigrationResult(layout.directory / ENGINE_FILE, rel=ENGINE_FILE),
@@ -126,8 +150,26 @@ def _parse(rel: str, original: bytes) -> tuple[str, TomlSource, tomlkit.TOMLDocu
     return text, source, document
 
 
-def _plan_tools(agent_dir: Path) -> _Pending | None:
-    path = agent_dir / TOOLS_FILE
+def _undo(pending: list[_Pending], replaced: list[_Pending], backups: dict[str, Path]) -> None:
+    """After a failed write: the replaced files get their old bytes back, and the backups of this run go (a file
+    left as it was needs none); a backup whose file could not be restored stays, the only copy of the old bytes."""
+    restored = {p.rel for p in pending} - {p.rel for p in replaced}
+    for p in reversed(replaced):
+        try:
+            _atomic_replace(p.path, p.original)
+        except OSError:
+            continue
+        restored.add(p.rel)
+    for rel in restored:
+        backup = backups.get(rel)
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                backup.unlink()
+                backup.parent.rmdir()  # the run's own folder, when nothing else is in it
+
+
+def _plan_tools(layout: AgentLayout) -> _Pending | None:
+    path = layout.directory / TOOLS_FILE
     original = path.read_bytes()
     _, source, document = _parse(TOOLS_FILE, original)
     changes = _str_replace_to_edit(document, source)
@@ -135,7 +177,14 @@ def _plan_tools(agent_dir: Path) -> _Pending | None:
         return None
     new_text = tomlkit.dumps(document)
     tomllib.loads(new_text)  # a rewrite that no longer parses must never replace the user's file
-    return _Pending(TOOLS_FILE, path, original, new_text, changes)
+    notes: tuple[str, ...] = ()
+    if layout.runtime_root is not None and source.data["str-replace"] is True:
+        notes = (
+            "the original CireilClaw still registers 'str-replace': from now on its agent "
+            f"'{layout.slug}' has no str-replace tool (it has edit); instructions or skills that name "
+            "str-replace need updating",
+        )
+    return _Pending(TOOLS_FILE, path, original, new_text, changes, notes)
 
 
 def _plan_engine(agent_dir: Path) -> _Pending | None:
@@ -317,24 +366,57 @@ def _toml(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _write_backup(agent_dir: Path, name: str, original: bytes) -> Path:
-    folder = agent_dir / BACKUP_DIR
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    for attempt in range(1000):
-        suffix = f"-{attempt}" if attempt else ""
-        candidate = folder / f"{name}.{stamp}{suffix}.bak"
-        try:
-            # O_EXCL: two migrations in the same second must not overwrite each other's backup.
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
+def backup_folder(layout: AgentLayout) -> Path:
+    """`config/backups` of the runtime root the original CireilClaw uses; the agent's own for one outside a root."""
+    return (layout.runtime_root or layout.directory) / BACKUP_DIR
+
+
+def backup_name(layout: AgentLayout, rel: str) -> str:
+    """The file name the original's migration runner gives a backup of this agent file (upstream-formats.md §3.8):
+    `agents_<slug>_<path in the agent dir, / as _>_<file name>`; outside a root, the file name alone."""
+    name = rel.rsplit("/", 1)[-1]
+    if layout.runtime_root is None:
+        return name
+    return f"agents_{layout.slug}_{rel.replace('/', '_')}_{name}"
+
+
+def _write_backup(layout: AgentLayout, pending: _Pending, stamp: str) -> Path:
+    """The old bytes in `<backups>/<stamp>_<migration>/<name>`, complete or not at all (temp file, then a hard
+    link, which never replaces an existing backup); a second run in the same second gets `_2`, `_3`..."""
+    base = backup_folder(layout)
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    name = backup_name(layout, pending.rel)
+    for attempt in range(1, 1000):
+        folder = base / f"{stamp}_{MIGRATION_NAMES[pending.rel]}{f'_{attempt}' if attempt > 1 else ''}"
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+        os.chmod(folder, 0o700)  # as the original does: mkdir's mode passes through the umask
+        target = folder / name
+        if os.path.lexists(target):
             continue
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(original)
-            fh.flush()
-            os.fsync(fh.fileno())
-        return candidate
-    raise ConfigError([ConfigIssue(BACKUP_DIR, None, "too many backups with the same timestamp")])
+        tmp = folder / f".{name}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(pending.original)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o600)
+            try:
+                os.link(tmp, target)  # unlike rename, refuses to replace a backup made meanwhile
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                    raise
+                if os.path.lexists(target):  # a filesystem without hard links: checked, then renamed
+                    continue
+                os.rename(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return target
+    raise ConfigError([ConfigIssue(str(base), None, "too many backups made in the same second; try again")])
 
 
 def _atomic_replace(path: Path, data: bytes) -> None:

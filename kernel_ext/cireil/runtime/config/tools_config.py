@@ -65,6 +65,9 @@ REMOVED_TOOLS = {
     "str-replace": "'str-replace' was removed in 2.0 and replaced by 'edit'; "
     "run `cireil migrate <agent-dir>` to update this file (it keeps a backup)",
 }
+# The spec's 2.0 migration of tools.toml (runtime-behavior.md §10 row 1): `edit` takes str-replace's place and is
+# enabled when either tool was. On a runtime root the original CireilClaw shares, it is applied in memory only.
+OLD_EDIT, NEW_EDIT = "str-replace", "edit"
 
 
 @dataclass
@@ -107,25 +110,69 @@ def _outside_sandbox(path: str) -> str | None:
 
 
 def parse_tools_config(
-    source: TomlSource, known: Collection[str], mcp_servers: Collection[str] = ()
+    source: TomlSource, known: Collection[str], mcp_servers: Collection[str] = (), *, shared_root: bool = False
 ) -> tuple[ToolsConfig, list[ConfigIssue]]:
-    """Validate tools.toml against the names this agent knows (`known`): built-in, Python, plugin, MCP."""
+    """Validate tools.toml against the names this agent knows (`known`): built-in, Python, plugin, MCP.
+
+    `shared_root`: the agent sits in a runtime root (`<root>/agents/<slug>/`) that the original CireilClaw may
+    run. There `str-replace` is read as the spec's migration makes it (`edit`, on when either was) and the file
+    is left alone, since the original still registers str-replace and its own `init` writes it; elsewhere it is
+    refused with a pointer to `cireil migrate`.
+    """
     check = Checker(source)
     config = ToolsConfig()
+    old_at: int | None = None  # where str-replace stood among the enabled names, for an `edit` taking its place
     for name, value in source.data.items():
         where = (name,)
         if name == "exec":
             config.exec = _parse_exec(check, value)
             config.enabled["exec"] = config.exec.enabled
+        elif name == OLD_EDIT and shared_root:
+            # the original takes only true or false here too (its schema: one boolean per tool but exec)
+            if check.value(where, value, params.Boolean())[0]:
+                old_at = len(config.enabled)
         elif name in REMOVED_TOOLS:
             check.fail(where, REMOVED_TOOLS[name])
         elif name not in known:
             check.unknown_issue(where, lambda name=name: _unknown_message(name, known, mcp_servers))
         elif check.value(where, value, params.Boolean())[0]:
             config.enabled[name] = value
+    if old_at is not None:
+        _edit_in_memory(check, config, old_at)
     issues = check.issues
     issues.sort(key=lambda i: i.line or 0)  # in file order, as an editor shows them
     return config, issues
+
+
+def _edit_in_memory(check: Checker, config: ToolsConfig, old_at: int) -> None:
+    """str-replace -> edit as `cireil migrate` writes it, in `config` only: an `edit` line keeps its place and is
+    enabled when either is; without one, `edit` takes str-replace's place and value. Said once, at its line."""
+    source = check.source
+    old = source.data[OLD_EDIT]
+    has_edit = NEW_EDIT in source.data
+    if has_edit and NEW_EDIT not in config.enabled:
+        return  # `edit` itself is wrong: that error is reported, and nothing is guessed
+    if has_edit:
+        result = config.enabled[NEW_EDIT] or old
+        config.enabled[NEW_EDIT] = result
+        beside = f" together with 'edit = {_toml(source.data[NEW_EDIT])}' (line {source.line_of(NEW_EDIT)})"
+    else:
+        result = old
+        names = list(config.enabled.items())
+        names.insert(old_at, (NEW_EDIT, old))
+        config.enabled = dict(names)
+        beside = ""
+    check.warn(
+        (OLD_EDIT,),
+        f"'str-replace = {_toml(old)}'{beside} is read as 'edit = {_toml(result)}' (CireilClaw 2.0 replaced "
+        "str-replace by edit, which is on when either was); this file is left as it is because the original "
+        "CireilClaw sharing this runtime root still registers str-replace and would lose it. To rewrite the file "
+        "anyway: `cireil migrate <agent-dir>` (it keeps a backup in the root's config/backups/)",
+    )
+
+
+def _toml(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def _unknown_message(name: str, known: Collection[str], mcp_servers: Collection[str]) -> str:

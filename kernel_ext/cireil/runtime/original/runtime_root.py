@@ -4,7 +4,8 @@ upstream-formats.md §1.2, §3.7, §3.8, §7: the root (`<root>/agents/<slug>/` 
 `config/migrations.json`, the list of config migrations already applied. Without it the original
 prompts at startup and one of its migrations rewrites a modern engine.toml into a placeholder, so a
 root cireil creates gets one listing every migration the original knows; a user's own is never
-touched. `cireilclaw run` also stops when any agent lacks `config/channels/discord.toml`.
+touched. The original's own `init` does not write one (§1.2): `adopt` (`cireil init --adopt DIR`) gives an
+existing root the same file. `cireilclaw run` also stops when any agent lacks `config/channels/discord.toml`.
 `compatibility_warnings` says, as warnings, what the original would refuse or overwrite.
 """
 
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
-from ..base.errors import ConfigIssue
+from ..base.errors import CireilError, ConfigIssue
 from ..files import safefs
 from ..files.layout import AgentLayout
 
@@ -33,6 +35,11 @@ MIGRATION_IDS = (
 )
 # Tools cireil has and the original does not: it refuses a tools.toml naming them, even as false.
 CIREIL_ONLY_TOOLS = ("invoke",)
+ADOPT_COMMAND = "cireil init --adopt"  # what dry-run names for a root without migrations.json
+
+
+class RootError(CireilError):
+    """`adopt` was given something that is not a runtime root, or a root that has its migrations.json already."""
 
 
 def migrations_text() -> str:
@@ -51,6 +58,39 @@ def write_migrations_json(root: Path) -> Path | None:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(migrations_text())
     return path
+
+
+def find_root(directory: str | os.PathLike[str]) -> Path:
+    """The runtime root `directory` names: the root itself (it holds agents/), its agents/ folder, or an agent in
+    it (`<root>/agents/<slug>/`). Raises RootError for anything else."""
+    path = Path(directory).expanduser().absolute()
+    if not path.is_dir():
+        raise RootError(f"{directory} {'is not a directory' if path.exists() else 'does not exist'}")
+    if (path / "agents").is_dir() and not (path / "config" / "tools.toml").exists():
+        return path
+    if path.name == "agents" and path.parent != path:
+        return path.parent
+    if path.parent.name == "agents":
+        return path.parent.parent
+    raise RootError(
+        f"{directory} is neither a runtime root (a folder holding agents/, such as ~/.cireilclaw) nor an agent "
+        "inside one (<root>/agents/<slug>/)"
+    )
+
+
+def adopt(directory: str | os.PathLike[str]) -> Path:
+    """Write `config/migrations.json` for the existing runtime root `directory` names (find_root), listing every
+    migration of the original as applied, exactly as a root cireil creates gets it; nothing else is touched.
+    Returns the file written; raises RootError when it exists already (it is never replaced)."""
+    root = find_root(directory)
+    written = write_migrations_json(root)
+    if written is None:
+        raise RootError(
+            f"{root / MIGRATIONS_FILE} exists already and is left as it is; "
+            f"`cireil dry-run {shlex.quote(str(root))}` says whether it lacks any migration "
+            "(`cireilclaw migrate` applies those)"
+        )
+    return written
 
 
 def _root_issue(root: Path, rel: str, message: str) -> ConfigIssue:
@@ -97,7 +137,8 @@ def _migrations_warnings(root: Path) -> list[ConfigIssue]:
                 MIGRATIONS_FILE,
                 "missing: the original CireilClaw then asks at startup to run every config migration, and "
                 "20260406000000_engine_providers rewrites a modern engine.toml into a placeholder provider; "
-                f"create it listing all {len(MIGRATION_IDS)} migrations (cireil's init writes one)",
+                f"create it with `{ADOPT_COMMAND} {shlex.quote(str(root))}`, which lists all "
+                f"{len(MIGRATION_IDS)} migrations as applied",
             )
         ]
     except (OSError, UnicodeDecodeError, ValueError) as exc:
