@@ -188,9 +188,9 @@ def test_tools_json_gives_name_description_and_schema(agent_dir: Path, capsys: p
 def test_tools_human(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "tools", str(agent_dir))
     assert code == 0
-    assert out.startswith("list-dir: List the entries")
-    assert "    path (string, required): Absolute sandbox path of the directory" in out
-    assert "session-info: Describe the current session" in out
+    assert out.startswith("list-dir: List the files and subdirectories at the given path.")
+    assert "    path (string, required): Directory path to list. Sandbox paths" in out
+    assert "session-info: Get information about the current session context." in out
     assert "    (no parameters)" in out
 
 

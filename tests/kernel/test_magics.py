@@ -349,7 +349,7 @@ def test_tools_table(shell, agent_dir):
     text = bundle["text/plain"]
     assert "3 enabled tools" in text
     assert "%cireil_list_dir PATH" in text and "%%cireil_write PATH" in text and "built-in" in text
-    assert "<table" in bundle["text/html"] and "List the entries of a directory" in bundle["text/html"]
+    assert "<table" in bundle["text/html"] and "List the files and subdirectories" in bundle["text/html"]
 
 
 def test_dry_run_lists_problems_as_file_line_message(shell, agent_dir, tmp_path):

@@ -322,7 +322,7 @@ def agent(agent_dir):
 def test_form_shows_description_and_runs(agent):
     form = tool_form(agent, "list-dir")
     assert isinstance(form, W.Widget)
-    assert "List the entries" in form.children[0].value
+    assert "List the files and subdirectories" in form.children[0].value
     assert repr(form) == "<cireil form list-dir(path*)>"
     form.fields["path"].control.value = "/workspace"
     form.run_button.click()

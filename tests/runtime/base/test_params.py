@@ -96,8 +96,27 @@ def test_builtin_tool_schemas_follow_the_conventions():
         assert isinstance(schema["required"], list)
     assert registry.builtin("session-info").parameters["required"] == []
     write = registry.builtin("write").parameters
-    assert write["required"] == ["path", "content"]
+    assert write["required"] == ["content", "path"]  # the original's order: its properties are alphabetical
     assert write["properties"]["path"]["minLength"] == 1
+
+
+def test_description_first_orders_the_keys_as_the_original_sends_them():
+    plain = Number(minimum=0, default=0, description="Offset.")
+    wrapped = Number(minimum=0, default=0, description="Offset.", description_first=True)
+    assert list(plain.schema()) == ["type", "minimum", "default", "description"]
+    assert list(wrapped.schema()) == ["type", "minimum", "description", "default"]
+    assert wrapped.schema() == plain.schema()  # the same schema, only the serialized order differs
+    assert json.dumps(wrapped.schema()) == '{"type": "number", "minimum": 0, "description": "Offset.", "default": 0}'
+
+
+def test_pattern_message_replaces_the_generic_one():
+    field = String(pattern="^[a-z]+$", pattern_message="lowercase only")
+    assert field.schema() == {"type": "string", "pattern": "^[a-z]+$"}
+    assert [str(i) for i in field.validate("A1")[1]] == ["lowercase only"]
+    assert field.validate("ab")[1] == []
+    assert [str(i) for i in String(pattern="^[a-z]+$").validate("A1")[1]] == [
+        'Invalid format: Expected /^[a-z]+$/ but received "A1"'
+    ]
 
 
 # -- validation messages --------------------------------------------------------------------------

@@ -29,10 +29,10 @@ def ws(agent, name: str):
 
 def test_schema_matches_the_reference():
     schema = builtin("edit").parameters
-    assert list(schema["properties"]) == ["path", "edits", "dryRun", "apply"]
+    assert list(schema["properties"]) == ["apply", "dryRun", "edits", "path"]  # as the original sends them
     assert schema["required"] == ["path"] and schema["additionalProperties"] is False
     item = schema["properties"]["edits"]["items"]
-    assert item["required"] == ["oldText", "newText"] and item["additionalProperties"] is False
+    assert item["required"] == ["newText", "oldText"] and item["additionalProperties"] is False
     near = item["properties"]["near"]["anyOf"]
     assert [o["type"] for o in near] == ["string", "object", "array"]
     assert set(near[1]["properties"]) == {"symbol", "line", "index", "direction", "radius", "startLine", "endLine"}

@@ -91,11 +91,17 @@ def test_strict_mode_collisions_and_hostile_schemas():
     assert lint_tools([raw("wide", wide)])  # done in bounded time, findings aggregated per object
 
 
-def test_built_in_tools_lint_clean_of_errors_and_warnings(tmp_path):
+def test_built_in_tools_lint_clean_of_errors_and_warnings_but_the_originals_long_descriptions(tmp_path):
     agent = cireil.load(copy_demo())
     try:
         serious = [f for f in agent.lint() if f.severity in ("error", "warning")]
-        assert serious == [], serious
+        # edit's and exec's descriptions are the original CireilClaw's text, longer than OpenAI's own API takes:
+        # kept as the original sends them (issue 28), and the fix says so instead of "shorten it"
+        assert [(f.tool, f.severity, f.where) for f in serious] == [
+            ("edit", "error", "description"),
+            ("exec", "error", "description"),
+        ]
+        assert all("the original CireilClaw's own text" in f.fix for f in serious)
     finally:
         agent.close()
 

@@ -141,8 +141,11 @@ class CireilMagics:
     def tools(self, o: Namespace) -> None:
         agent = self._fresh_agent()
         self.tool_magics.sync()
-        from ..views.toolcosts import show_tools
+        from ..views.toolcosts import show_original_diff, show_tools
 
+        if o.diff_original:
+            show_original_diff(agent)
+            return
         show_tools(agent, dict(self.tool_magics.refused), lint=o.lint)
 
     def dry_run(self, o: Namespace) -> None:

@@ -63,6 +63,10 @@ class Field:
     required: bool = True
     nullable: bool = False
     check: Check | None = None
+    # Key order of the schema: "description" before "default" instead of after. The original CireilClaw sends
+    # both orders (a default wrapped around a described field, or a description around a defaulted one), and
+    # a definition the model sees must match it byte for byte.
+    description_first: bool = False
 
     type_name: str = field(default="", init=False, repr=False)
 
@@ -81,9 +85,11 @@ class Field:
         out = self._base_schema()
         if self.nullable:
             out["nullable"] = True
+        if self.description and self.description_first:
+            out["description"] = self.description
         if self.has_default:
             out["default"] = self.default
-        if self.description:
+        if self.description and not self.description_first:
             out["description"] = self.description
         return out
 
@@ -110,6 +116,7 @@ class String(Field):
     max_length: int | None = None
     pattern: str | None = None
     enum: tuple[str, ...] | None = None
+    pattern_message: str | None = None  # said when the pattern does not match, instead of the generic message
 
     def __post_init__(self) -> None:
         self.type_name = "string"
@@ -138,9 +145,10 @@ class String(Field):
         if self.max_length is not None and len(value) > self.max_length:
             return value, [Issue(f"Invalid length: Expected <={self.max_length} but received {len(value)}", path)]
         if self._regex is not None and not self._regex.search(value):
-            return value, [
-                Issue(f"Invalid format: Expected /{self.pattern}/ but received {describe_value(value)}", path)
-            ]
+            message = self.pattern_message or (
+                f"Invalid format: Expected /{self.pattern}/ but received {describe_value(value)}"
+            )
+            return value, [Issue(message, path)]
         return value, []
 
 

@@ -109,10 +109,10 @@ def build_anthropic_body(provider: Any, model_cfg: ModelConfig, request: ModelRe
     }
     if request.tools:
         body["tools"] = [
-            {
-                "name": t["name"],
+            {  # keys in the original CireilClaw's order, so the bytes match
                 "description": t.get("description", ""),
                 "input_schema": t.get("parameters") or {"type": "object", "properties": {}},
+                "name": t["name"],
             }
             for t in request.tools
         ]

@@ -191,12 +191,12 @@ def build_codex_body(provider: ProviderConfig, model_cfg: ModelConfig, request: 
     if request.tools:
         body["tool_choice"] = "auto" if request.tool_choice == "auto" else "required"
         body["tools"] = [
-            {
-                "type": "function",
-                "name": t["name"],
+            {  # keys in the original CireilClaw's order, so the bytes match
                 "description": t.get("description", ""),
+                "name": t["name"],
                 "parameters": t.get("parameters") or {"type": "object", "properties": {}},
                 "strict": False,
+                "type": "function",
             }
             for t in request.tools
         ]

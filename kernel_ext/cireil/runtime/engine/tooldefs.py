@@ -9,13 +9,14 @@ import json
 def tool_definition(tool: dict) -> dict:
     """One entry of the request's `tools`, from {"name", "description", "parameters"} (also what
     `%cireil tools` prices: toolcost.py)."""
+    # keys in the order the original CireilClaw serializes them (JS insertion order), so the bytes match
     return {
-        "type": "function",
         "function": {
-            "name": tool["name"],
             "description": tool.get("description", ""),
+            "name": tool["name"],
             "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
         },
+        "type": "function",
     }
 
 

@@ -142,17 +142,30 @@ def _lint_tool(tool: Tool) -> Iterator[Finding]:
             "error",
             "description",
             f"{len(description):,} characters: OpenAI rejects function descriptions over {DESCRIPTION_LIMIT:,}",
-            "shorten it (MCP: long server instructions are appended to every tool's description)",
+            _BUILTIN_LONG_FIX
+            if tool.origin == "built-in"
+            else "shorten it (MCP: long server instructions are appended to every tool's description)",
         )
     try:
         schema = tool.parameters
     except Exception as exc:  # a plugin whose parameter model cannot produce a schema
         yield finding("error", "parameters", f"no JSON Schema can be made: {exc}", "fix the tool's parameter model")
         return
-    yield from _lint_root(name, schema)
+    for found in _lint_root(name, schema):
+        # a built-in's parameters are described exactly as the original describes them (issue 28): a missing
+        # description there is the original's, and nothing anyone could add
+        if tool.origin == "built-in" and found.message.startswith("no description for "):
+            continue
+        yield found
 
 
 _DESC_FIX = "write one or two sentences: what the tool does, when to use it, what it returns"
+# A built-in's description is the original CireilClaw's own text, kept byte for byte (issue 28): it cannot be
+# shortened without the model seeing another tool than the original shows it.
+_BUILTIN_LONG_FIX = (
+    "it is the original CireilClaw's own text, sent as the original sends it: with OpenAI's own API leave the tool "
+    "disabled; servers that accept longer descriptions (most OpenAI-compatible ones) are unaffected"
+)
 
 
 def _lint_root(tool: str, schema: Any) -> Iterator[Finding]:

@@ -34,6 +34,24 @@ PathEffect = Literal["", "reads", "changes"]
 TurnEnd = Literal["", "success", "always"]
 
 
+@dataclass(frozen=True)
+class SpecDifference:
+    """One way a tool's definition, as the model receives it, differs from the original CireilClaw's, and the
+    spec rule that makes it differ. Everywhere else a built-in's name, description and parameter schema are the
+    original's byte for byte (issue 28): `cireil tools --diff-original` lists these, and the peer test
+    (tests/peer/test_tool_definitions.py) checks them against the original's own output."""
+
+    # the part of the wire definition that differs: "tool" (it exists on one side only), "description", or a
+    # JSON path into the parameters' schema, e.g. "parameters.properties.input"
+    where: str
+    what: str  # how it differs, one line
+    rule: str  # the spec section (and reference row) that causes it
+    when: str = ""  # the tools.toml condition under which it shows ("" = always), e.g. "edit = false"
+
+    def as_dict(self) -> dict:
+        return {"where": self.where, "what": self.what, "rule": self.rule, "when": self.when}
+
+
 def python_name(tool: str) -> str:
     """A tool's name where Python needs an identifier: its module (and view module) and its magic.
     `read-skill` -> `read_skill`."""
@@ -68,6 +86,8 @@ class Tool:
     # True: a session's grant never withholds it; a grant that left out every way to end the turn would leave the
     # model no way to finish (respond, no-response)
     always_granted: bool = False
+    # Where this built-in's definition departs from the original's, each with its spec rule (empty: identical)
+    spec_differences: tuple[SpecDifference, ...] = ()
 
     def __post_init__(self) -> None:
         for field_name, kind in (("path_effect", PathEffect), ("ends_turn", TurnEnd)):

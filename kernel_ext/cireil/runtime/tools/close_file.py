@@ -20,8 +20,12 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 
 TOOL = Tool(
     name="close-file",
-    description="Remove a file (and any of its pinned sections) from your context.",
-    params=Params(path=String(min_length=1, description="Sandbox path of the opened file")),
+    description=(
+        "Unpin a file from the system prompt. Its contents will no longer be included in subsequent turns.\n\n"
+        "Call this when you are done working with a pinned file to free context space. Has no effect if the "
+        "file is not currently pinned."
+    ),
+    params=Params(path=String(min_length=1, description="Sandbox path of the pinned file to unpin.")),
     run=run,
     main_arg="path",
 )

@@ -48,12 +48,13 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="download-attachments",
     description=(
-        "Save the attachments of a user message into a sandbox folder as <message_id>-<filename>. "
-        "Existing files are never overwritten."
+        "Download all file attachments from a message into the sandbox. Returns the list of saved sandbox "
+        "paths.\n\n"
+        "Only works on platforms that support attachment downloads (check capabilities in system prompt)."
     ),
     params=Params(
-        message_id=String(min_length=1, description="The user message that carries the attachments"),
-        to=String(min_length=1, description="Sandbox folder to save into, e.g. /workspace/inbox"),
+        message_id=String(min_length=1, description="ID of the message whose attachments to download."),
+        to=String(min_length=1, description="Sandbox directory path to save files into (e.g. /workspace/downloads)."),
     ),
     run=run,
     main_arg="message_id",

@@ -34,30 +34,64 @@ _ERRORS = "surrogateescape"  # bytes that are not UTF-8 pass through untouched i
 def _near_object() -> Object:
     return Object(
         properties={
-            "symbol": String(required=False, description="Text whose occurrence marks the place"),
-            "line": Number(required=False, description="Line near which the symbol (or the edit) lies"),
-            "index": Number(required=False, description="Which occurrence of symbol, 1-based"),
-            "direction": String(enum=("before", "after"), required=False, description="Search only before/after"),
-            "radius": Number(required=False, description="Lines around the landmark to search (default 15)"),
-            "startLine": Number(required=False, description="First line of an explicit window"),
-            "endLine": Number(required=False, description="Last line of an explicit window"),
+            "direction": String(
+                enum=("before", "after"),
+                required=False,
+                description="Search only before or after the matched landmark. Default searches around the landmark.",
+            ),
+            "endLine": Number(
+                required=False, description="End of an explicit 1-indexed line-range window. Use with startLine."
+            ),
+            "index": Number(
+                required=False,
+                description="1-indexed occurrence of the symbol to target (e.g. 2 for the second match).",
+            ),
+            "line": Number(
+                required=False,
+                description=(
+                    "Expected 1-indexed line of the symbol. The nearest occurrence within radius lines is used."
+                ),
+            ),
+            "radius": Number(required=False, description="Number of lines around the landmark to search. Default: 15."),
+            "startLine": Number(
+                required=False, description="Start of an explicit 1-indexed line-range window. Use with endLine."
+            ),
+            "symbol": String(
+                required=False,
+                description=(
+                    "Symbol/landmark text to find. Fuzzy-matched like oldText. Use with line, index, direction, or "
+                    "radius to disambiguate."
+                ),
+            ),
         }
     )
 
 
+# text near the edit, a {symbol, line, index, direction, radius} or {startLine, endLine} window, or a list of
+# these (intersected)
 NEAR = AnyOf(
     options=(String(), _near_object(), Array(items=AnyOf(options=(String(), _near_object())))),
     required=False,
-    description="Narrow the search: text near the edit, {symbol, line, index, direction, radius}, "
-    "{startLine, endLine}, or a list of these (intersected)",
 )
 
 EDIT = Object(
     properties={
-        "oldText": String(description="Text to replace; whitespace differences are forgiven, content is not"),
-        "newText": String(description='Replacement text ("" deletes)'),
-        "all": Boolean(required=False, description="Replace every occurrence instead of requiring exactly one"),
+        "all": Boolean(required=False, description="Replace all occurrences of oldText. Default: false."),
         "near": NEAR,
+        "newText": String(
+            description=(
+                "Replacement text. Pass an empty string to delete oldText. Standard JSON escape sequences are "
+                "supported: \\n for newlines, \\t for tabs, \\\\ for a literal backslash, etc."
+            )
+        ),
+        "oldText": String(
+            description=(
+                "Text to find. Fuzzy whitespace matching is used by default: differences in indentation, trailing "
+                "spaces, tabs vs spaces, and intra-line spacing are forgiven. Newlines still matter as logical line "
+                "separators. Standard JSON escape sequences are supported: \\n for newlines, \\t for tabs, "
+                "\\\\ for a literal backslash, etc."
+            )
+        ),
     }
 )
 
@@ -234,19 +268,57 @@ TOOL = Tool(
     name="edit",
     path_effect="changes",
     description=(
-        "Replace text in an existing file. Each edit's oldText must occur exactly once (or set all: true); "
-        "differences in indentation, tabs vs spaces, trailing spaces, runs of spaces, line endings and spacing "
-        "around punctuation are forgiven, any other difference is not. The replacement keeps the file's "
-        "indentation and line endings. Edits in one call are matched against the original file and must not "
-        "overlap. Use near to pick one of several occurrences. dryRun: true previews the patch and returns an "
-        "applyId; apply: <applyId> writes exactly that preview if the file has not changed. Block and skill "
-        "files: only the body is searched, frontmatter is kept. Legacy old_text/new_text is accepted."
+        "Performs string replacements in an existing file with fuzzy whitespace matching.\n\n"
+        "Whitespace in `oldText` and `near` is matched fuzzily: differences in indentation, trailing spaces, "
+        "tabs vs spaces, or intra-line spacing are forgiven. Newlines still matter as logical line "
+        "separators.\n\n"
+        "For files under /blocks/ and /skills/, search happens within the body only — the required "
+        "frontmatter is transparently preserved and never matched or modified.\n\n"
+        "Parameters:\n"
+        "- `edits` (required, unless using `apply`): array of { oldText, newText, near?, all? }\n"
+        "- `path` (required): sandbox path of the file to edit.\n"
+        "- `dryRun` (optional): preview changes without writing. Returns applyId for later use.\n"
+        "- `apply` (optional): apply a previous dry-run by its applyId.\n\n"
+        "When changing multiple separate locations, use multiple entries in `edits[]` instead of separate "
+        "tool calls. Each edit is matched against the original file, not incrementally.\n\n"
+        "Tips:\n"
+        "- Use `read` first to see current file contents.\n"
+        "- Prefer short `oldText` with `near` for disambiguation over copying large blocks of exact "
+        "whitespace.\n"
+        "- If `oldText` appears multiple times, either set `all: true` or add `near` to target a specific "
+        "one.\n"
+        "- Use structured `near` objects (symbol + line, startLine/endLine, index) with code_index_symbols "
+        "for precise targeting.\n"
+        "- Use `dryRun: true` to preview a diff before it is written to disk.\n\n"
+        "When NOT to use:\n"
+        "- Creating new files or rewriting an entire file — use `write` instead.\n"
+        "- The file doesn't exist yet — use `write` instead.\n\n"
+        "Note that paths used here *must* be absolute."
     ),
     params=Params(
-        path=String(min_length=1, description="Absolute sandbox path of the file"),
-        edits=Array(items=EDIT, required=False, description="Replacements, matched against the original file"),
-        dryRun=Boolean(required=False, description="Preview only: return the patch and an applyId"),
-        apply=String(required=False, description="applyId of a dry run to write; takes precedence over edits"),
+        apply=String(
+            required=False,
+            description=(
+                "Apply a previously computed dry-run by its applyId. The file must not have changed since the "
+                "dry-run. When set, 'edits' must not be provided."
+            ),
+        ),
+        dryRun=Boolean(
+            required=False,
+            description=(
+                "If true, compute the diff/patch and metadata without writing to disk. Useful for previewing changes."
+            ),
+        ),
+        edits=Array(
+            items=EDIT,
+            required=False,
+            description=(
+                "One or more targeted replacements. Each edit is matched against the original file, not "
+                "incrementally. Do not emit overlapping or nested edits. If two changes touch the same block or "
+                "nearby lines, merge them into one edit instead. Required unless 'apply' is used."
+            ),
+        ),
+        path=String(min_length=1, description="Sandbox path of the file to edit (e.g. /workspace/main.ts)."),
     ),
     run=run,
     main_arg="path",

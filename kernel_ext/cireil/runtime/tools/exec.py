@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.errors import ToolError
 from ..base.params import Array, Params, String
 from ..files.paths import SandboxPaths
-from ..toolkit.tool import Tool, ToolContext
+from ..toolkit.tool import SpecDifference, Tool, ToolContext
 
 if TYPE_CHECKING:
     from ..exec.sandbox import Launch, Overlay
@@ -155,24 +155,46 @@ async def _run_launch(launch: Launch, args: dict, ctx: ToolContext, command: str
 TOOL = Tool(
     name="exec",
     description=(
-        "Run one command in the sandbox: an allowed binary (see /bin) with arguments passed verbatim, no shell. "
-        "The working directory is /workspace. Short output comes back inline; longer output is saved under "
-        "the output directory and returned as file paths with head/tail previews."
+        "Run a binary inside the configured sandbox backend. The working directory is /workspace.\n\n"
+        "The Bubblewrap backend exposes only binaries listed in sandbox.toml [bwrap]; Incus executes "
+        "binaries installed in the container image. Returns the exit code, output lengths, and paths to the "
+        "captured output.\n\n"
+        "Output capture: stdout and stderr are written to files under the configured outputDir (default "
+        "/workspace/.exec-output) and the tool result returns the paths, byte counts, and short head/tail "
+        "previews. Read the files with `read`/`open-file` (large files automatically return an outline) or "
+        "filter them with `exec grep …` when you need more context. Set `[exec] inline = true` to opt back "
+        "into raw inline output (only effective when combined stdout+stderr ≤ inlineThresholdBytes, default "
+        "16384).\n\n"
+        "When to use:\n"
+        "- Running build tools, linters, formatters, scripts, or other CLI programs.\n"
+        "- Performing operations that cannot be expressed with the other file tools (e.g., grep, git, "
+        "compilation).\n\n"
+        "Constraints:\n"
+        "- Filesystem access outside the sandbox is restricted.\n"
+        "- With the default Bubblewrap backend, `/blocks` cannot be accessed using `exec`; the Incus backend "
+        "mounts it read-only.\n"
+        "- Commands that exceed the configured timeout are killed automatically.\n\n"
+        "Tip: Use list-dir with path /bin to see which binaries are available in the sandbox.\n"
+        "Tip: The `/workspace/.env` file *is* sourced and can affect your $PATH and other environment "
+        "variables."
     ),
+    # The original sends neither parameter's description (its schema converter stops at their transform and
+    # custom check), so neither does cireil; a missing args means no arguments (run).
     params=Params(
-        command=String(
-            min_length=1, check=_single_binary, description="The binary to run, e.g. 'ls' (no spaces, no shell syntax)"
-        ),
-        args=Array(
-            items=String(min_length=1, check=_no_nul),
-            nullable=True,
-            default=[],
-            description="Arguments, each passed verbatim (no shell expansion)",
-        ),
+        args=Array(items=String(min_length=1, check=_no_nul), nullable=True, required=False),
+        command=String(min_length=1, check=_single_binary),
         input=String(required=False, description="Text written to the command's standard input"),
     ),
     run=run,
     main_arg="command",
     body_arg="input",
     rest_arg="args",
+    spec_differences=(
+        SpecDifference(
+            "parameters.properties.input",
+            "an optional `input` parameter: text written to the command's standard input (the original ignores stdin)",
+            'spec "The exec tool": the command timeout "remains active while writing input and draining '
+            'stdout/stderr" (reference §10 #5)',
+        ),
+    ),
 )

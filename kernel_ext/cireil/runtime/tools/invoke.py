@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..base.errors import ToolError
 from ..base.params import Params, String
-from ..toolkit.tool import Tool, ToolContext
+from ..toolkit.tool import SpecDifference, Tool, ToolContext
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:
@@ -38,4 +38,11 @@ TOOL = Tool(
     ),
     run=run,
     body_arg="prompt",
+    spec_differences=(
+        SpecDifference(
+            "tool",
+            "a built-in the original does not have",
+            'spec "Built-in tools": "invoke: Queue a turn in another existing session." (reference §10 #13)',
+        ),
+    ),
 )

@@ -74,10 +74,23 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="list-dir",
     description=(
-        "List the entries of a directory in the sandbox (/workspace, /memories, /blocks, /skills, /tasks; "
-        "/bin shows the commands exec may run). Each entry has a name and a type: file, directory or symlink."
+        "List the files and subdirectories at the given path. Returns each entry's name and type (file, "
+        "directory, or symlink).\n\n"
+        "Allowed path roots: /workspace/, /memories/, /blocks/, /skills/, /usr/, /lib/, /lib64/, /nix/.\n"
+        "Note that paths used here *must* be absolute.\n\n"
+        "With Bubblewrap, use /bin to list configured sandbox binaries. Incus containers use their installed "
+        "image binaries; use exec with ls /bin to inspect them.\n\n"
+        "Use this to explore directory structure before reading or writing specific files."
     ),
-    params=Params(path=String(min_length=1, description="Absolute sandbox path of the directory, e.g. /workspace")),
+    params=Params(
+        path=String(
+            min_length=1,
+            description=(
+                "Directory path to list. Sandbox paths (e.g. /workspace/) or exec-visible system paths (e.g. /usr, "
+                "/nix). With Bubblewrap, use /bin to list configured binaries."
+            ),
+        )
+    ),
     run=run,
     main_arg="path",
 )

@@ -23,22 +23,27 @@ def origin_field() -> AnyOf:
     return AnyOf(
         options=(String(), Array(items=String())),
         required=False,
-        description="Session-id prefix(es), e.g. discord: (SQL LIKE: % and _ are wildcards)",
+        description="Prefix-match against session ID (e.g. 'discord' matches 'discord:*').",
     )
 
 
 TOOL = Tool(
     name="list-sessions",
     description=(
-        "List persisted sessions (scheduled-job sessions excluded) with their last activity, message count and "
-        "a preview of the last message."
+        "List available sessions with metadata and a preview of the last message.\n\n"
+        "Use this to find relevant past conversations before reading them with `read-session`.\n"
+        "Ephemeral cron sessions are automatically excluded."
     ),
     params=Params(
-        limit=Number(minimum=1, maximum=30, default=15, description="Sessions per page"),
-        offset=Number(minimum=0, default=0, description="Sessions to skip"),
-        order=String(enum=("asc", "desc"), default="desc", description="By last activity; desc = most recent first"),
+        limit=Number(
+            minimum=1, maximum=30, default=15, description="Max sessions to return (1-30).", description_first=True
+        ),
+        offset=Number(minimum=0, default=0, description="Offset for pagination.", description_first=True),
+        order=String(
+            enum=("asc", "desc"), default="desc", description="Sort order (asc or desc).", description_first=True
+        ),
         origin=origin_field(),
-        since=String(required=False, description="ISO-8601 date: only sessions active since then"),
+        since=String(required=False, description="ISO-8601 timestamp; filter by lastActivity >= since."),
     ),
     run=run,
 )

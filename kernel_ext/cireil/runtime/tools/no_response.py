@@ -15,7 +15,13 @@ TOOL = Tool(
     ends_turn="always",
     breakable=False,
     always_granted=True,
-    description="End your turn without sending a message (when nothing needs saying).",
+    description=(
+        "Explicitly decline to respond to the user. Use this when the message doesn't warrant a reply — e.g. "
+        "someone else's conversation, noise you should ignore, or a command already handled silently. This "
+        "ends your turn without sending any message.\n"
+        "On platforms that support reactions, consider reacting first to acknowledge the message before "
+        "calling no-response."
+    ),
     params=Params(),
     run=run,
 )

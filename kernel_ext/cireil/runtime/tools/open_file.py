@@ -67,18 +67,38 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="open-file",
     description=(
-        "Pin a file into your context: it is shown to you, current, on every turn until closed. Give sections "
-        "(ids from read's outline) to pin only those, each with its sub-sections; all=true pins every section; "
-        "closeSections unpins sections and keeps the file open. Without sections the whole file is pinned."
+        "Pin a file to the system prompt so its full contents are included in every subsequent turn. The "
+        "file stays pinned until you call `close-file`.\n\n"
+        "For large files, you can provide `sections` to open only specific sections from the file outline "
+        "(as returned by `read`), or use `all` to open every section at once. Use `closeSections` to remove "
+        "sections without closing the entire file. If `sections` is omitted, the entire file is pinned.\n\n"
+        "When to use:\n"
+        "- You need to reference or edit a file across multiple turns and want its contents always visible.\n\n"
+        "When NOT to use:\n"
+        "- You only need to see a file once — use `read` instead to avoid wasting context space.\n\n"
+        "The file must exist at the given path. Allowed path roots: /workspace/, /memories/, /blocks/, "
+        "/skills/.\n"
+        "Note that paths used here *must* be absolute."
     ),
     params=Params(
-        path=String(min_length=1, description="Absolute sandbox path of the file"),
-        sections=Array(
-            items=String(min_length=1), min_items=1, required=False, description="Section ids to pin (replaces)"
+        all=Boolean(
+            required=False,
+            description=(
+                "Open all sections from the file outline. Mutually exclusive with `sections` and `closeSections`."
+            ),
         ),
-        all=Boolean(required=False, description="Pin every section of the outline"),
         closeSections=Array(
-            items=String(min_length=1), min_items=1, required=False, description="Section ids to unpin"
+            items=String(min_length=1),
+            min_items=1,
+            required=False,
+            description="Section IDs to close. Removes previously opened sections from context.",
+        ),
+        path=String(min_length=1, description="Sandbox path to pin (e.g. /workspace/config.json)."),
+        sections=Array(
+            items=String(min_length=1),
+            min_items=1,
+            required=False,
+            description="Section IDs to open from the file outline. If omitted, the entire file is opened.",
         ),
     ),
     run=run,

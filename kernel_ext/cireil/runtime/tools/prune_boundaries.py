@@ -52,15 +52,26 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="prune-boundaries",
     description=(
-        "Compact a finished topic: from now on the messages from start to end (ids, inclusive) are replaced by "
-        "your summary, except the preserved ones, which stay verbatim. Same identifier replaces an earlier summary."
+        "Commit a topic compaction range. Called by the summarizer to replace a range of messages with a "
+        "summary in the LLM-visible prompt. The full messages remain in the database for forensics.\n\n"
+        "Parameters:\n"
+        "- start/end: first and last message IDs in the range\n"
+        "- preserve: message IDs to keep verbatim (exact outputs, schemas, config)\n"
+        "- summary: concise summary preserving decisions, constraints, and file changes\n"
+        "- identifier: short name for this topic (e.g. 'auth-refactor')"
     ),
     params=Params(
-        start=String(min_length=1, description="Id of the first message of the range"),
-        end=String(min_length=1, description="Id of the last message of the range"),
-        identifier=String(min_length=1, description="Topic name; its slug identifies the summary"),
-        summary=String(min_length=1, description="What the range said that still matters"),
-        preserve=Array(items=String(min_length=1), default=[], description="Ids kept verbatim"),
+        end=String(min_length=1, description="Last message ID in the range to compact."),
+        identifier=String(min_length=1, description="Short name for this topic (e.g. 'auth-refactor')."),
+        preserve=Array(
+            items=String(min_length=1),
+            default=[],
+            description="Message IDs to keep verbatim inside the summary envelope.",
+        ),
+        start=String(min_length=1, description="First message ID in the range to compact."),
+        summary=String(
+            min_length=1, description="Concise summary preserving decisions, constraints, and file changes."
+        ),
     ),
     run=run,
 )

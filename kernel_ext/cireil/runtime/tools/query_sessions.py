@@ -46,19 +46,22 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="query-sessions",
     description=(
-        "Search the text of persisted user and assistant messages across sessions (scheduled-job sessions "
-        "excluded). glob (default): the whole text must match, case-insensitive, * any run, ? one character. "
-        "regex: case-insensitive, matches anywhere, RE2 syntax (no backreferences or lookaround). "
-        "raw: case-sensitive substring."
+        "Search message contents across multiple sessions.\n\n"
+        "Use this to find specific information or past discussions by keyword.\n"
+        "Returns matched messages with their session ID and timestamp."
     ),
     params=Params(
-        query=String(min_length=1, description="What to search for"),
-        mode=String(enum=MODES, default="glob", description="raw | glob | regex"),
-        limit=Number(minimum=1, maximum=30, default=15, description="Matches per page"),
-        offset=Number(minimum=0, default=0, description="Matches to skip"),
-        order=String(enum=("asc", "desc"), default="desc", description="By message time; desc = newest first"),
+        limit=Number(
+            minimum=1, maximum=30, default=15, description="Max results to return (1-30).", description_first=True
+        ),
+        mode=String(enum=MODES, default="glob", description="Search mode (raw, glob, regex).", description_first=True),
+        offset=Number(minimum=0, default=0, description="Offset for pagination.", description_first=True),
+        order=String(
+            enum=("asc", "desc"), default="desc", description="Sort order (asc or desc).", description_first=True
+        ),
         origin=origin_field(),
-        since=String(required=False, description="ISO-8601 date: only messages since then"),
+        query=String(min_length=1, description="The search query."),
+        since=String(required=False, description="ISO-8601 timestamp; filter by lastActivity >= since."),
     ),
     run=run,
     main_arg="query",

@@ -72,15 +72,23 @@ TOOL = Tool(
     name="read",
     path_effect="reads",
     description=(
-        "Read a file. Long files (over about 2000 tokens) with headings or id'd elements return an outline of "
-        "their sections instead of the content: pin the sections you need with open-file, or pass raw=true for "
-        f"the full text. Text files over {READ_LIMIT} bytes are refused. Images (png, jpg, gif, webp, bmp, tiff, "
-        "avif, heic, heif) "
-        "and videos (mp4, webm, mov) are attached for you to look at; other binary files are refused."
+        "Read the full contents of a file at the given sandbox path and return it as text.\n\n"
+        "Image files are automatically converted to WebP and injected into your next turn as a visual — you "
+        "will see the image, not raw bytes.\n\n"
+        "Allowed path roots: /workspace/, /memories/, /blocks/, /skills/.\n"
+        "Note that paths used here *must* be absolute.\n"
+        "When to use:\n"
+        "- Inspecting or reviewing file contents before editing.\n"
+        "- Viewing images the user has placed in the workspace.\n\n"
+        "When NOT to use:\n"
+        "- To load a skill by its slug — use `read-skill` instead.\n"
+        "- For files you plan to edit repeatedly — use `open-file` to pin them to context."
     ),
     params=Params(
-        path=String(min_length=1, description="Absolute sandbox path of the file, e.g. /workspace/notes.md"),
-        raw=Boolean(default=False, description="Skip the outline and always return the full text"),
+        path=String(min_length=1, description="Sandbox path to read (e.g. /workspace/notes.txt)."),
+        raw=Boolean(
+            default=False, description="Always gives the raw content of the file, skipping the section subsystem."
+        ),
     ),
     run=run,
     main_arg="path",

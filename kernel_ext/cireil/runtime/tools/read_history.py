@@ -87,13 +87,27 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="read-history",
     description=(
-        "Fetch messages of this conversation before, after or around a message id, oldest first, one "
-        '<msg from="user|agent" id=… timestamp=…> element each.'
+        "Fetch message history from the current channel. Returns messages in chronological order (oldest "
+        "first). Use this to read older or newer messages around a specific message ID. Only works on "
+        "platforms that support history fetching (check capabilities in system prompt)."
     ),
     params=Params(
-        message_id=String(min_length=1, description="The message to start from"),
-        direction=String(enum=("after", "around", "before"), default="before", description="Which side"),
-        limit=Number(minimum=1, maximum=100, default=50, description="How many messages"),
+        direction=String(
+            enum=("after", "around", "before"),
+            default="before",
+            description="Direction to fetch: 'before' (older), 'after' (newer), or 'around' (both).",
+            description_first=True,
+        ),
+        limit=Number(
+            minimum=1,
+            maximum=100,
+            default=50,
+            description="Number of messages to fetch (1-100, default 50).",
+            description_first=True,
+        ),
+        message_id=String(
+            min_length=1, description="ID of the message to use as reference point for fetching history."
+        ),
     ),
     run=run,
     main_arg="message_id",

@@ -51,13 +51,30 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="read-sections",
     description=(
-        "Add sections of a file you opened with open-file to your context, by id from its outline (all=true "
-        "adds every section). Sections already pinned stay pinned."
+        "Add specific sections of an already-opened file to the active context. The file must have been "
+        "opened via `open-file` and have an outline (i.e. be large enough to trigger outline generation).\n\n"
+        "Use this when you opened only some sections and later need additional ones. The section IDs come "
+        "from the file outline returned by `read`. Alternatively, use `all` to add every remaining section "
+        "at once.\n\n"
+        "When to use:\n"
+        "- You opened a large file with `open-file` using `sections` and realize you need more context.\n"
+        "- You want to incrementally load sections of a large document.\n\n"
+        "When NOT to use:\n"
+        "- To remove sections — use `open-file` with `closeSections`.\n"
+        "- To read a file one-time — use `read`."
     ),
     params=Params(
-        path=String(min_length=1, description="Absolute sandbox path of an opened file"),
-        sections=Array(items=String(min_length=1), min_items=1, required=False, description="Section ids to add"),
-        all=Boolean(required=False, description="Add every section of the outline"),
+        all=Boolean(
+            required=False,
+            description="Add all remaining sections from the file outline. Mutually exclusive with `sections`.",
+        ),
+        path=String(min_length=1, description="Sandbox path of a previously opened file with sections."),
+        sections=Array(
+            items=String(min_length=1),
+            min_items=1,
+            required=False,
+            description="Section IDs to add to the active set for this file.",
+        ),
     ),
     run=run,
     main_arg="path",

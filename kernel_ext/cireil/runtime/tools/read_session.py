@@ -46,16 +46,21 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="read-session",
     description=(
-        "Read the user and assistant messages of a persisted session (any session of this agent, scheduled "
-        "ones included), each with its id. Newest first by default; use offset and limit to page, since to skip "
-        "older messages."
+        "Read the full message history of a specific session.\n\n"
+        "Use this to get detailed context on a past conversation found via `list-sessions` or "
+        "`query-sessions`.\n"
+        "Returns only user and assistant messages."
     ),
     params=Params(
-        id=String(min_length=1, description="Session id, as list-sessions shows it"),
-        limit=Number(minimum=1, maximum=100, default=50, description="Messages per page"),
-        offset=Number(minimum=0, default=0, description="Messages to skip"),
-        order=String(enum=("asc", "desc"), default="desc", description="asc = oldest first"),
-        since=String(required=False, description="ISO-8601 date: only messages from then on"),
+        id=String(min_length=1, description="The session ID to read."),
+        limit=Number(
+            minimum=1, maximum=100, default=50, description="Max messages to return (1-100).", description_first=True
+        ),
+        offset=Number(minimum=0, default=0, description="Offset for pagination.", description_first=True),
+        order=String(
+            enum=("asc", "desc"), default="desc", description="Sort order (asc or desc).", description_first=True
+        ),
+        since=String(required=False, description="ISO-8601 timestamp; filter by message timestamp >= since."),
     ),
     run=run,
     main_arg="id",

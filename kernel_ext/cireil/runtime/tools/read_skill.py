@@ -26,8 +26,19 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 
 TOOL = Tool(
     name="read-skill",
-    description=("Read the full instructions of a skill (its SKILL.md) by slug, the name of its folder under /skills."),
-    params=Params(slug=String(min_length=1, description="The skill's slug, e.g. outline-first-editing")),
+    description=(
+        "Load the full contents of a skill document by its slug. Skills are stored as "
+        "/skills/{slug}/SKILL.md.\n\n"
+        "Your available skills are listed in the system prompt by slug and description. Call this tool when "
+        "you need the complete instructions, examples, and pitfalls for a skill before following its process.\n\n"
+        'If you just need to browse available skills, use `list-dir` with path "/skills/" instead.'
+    ),
+    params=Params(
+        slug=String(
+            min_length=1,
+            description='Skill identifier — the directory name under /skills/ (e.g. "code-review").',
+        )
+    ),
     run=run,
     main_arg="slug",
 )

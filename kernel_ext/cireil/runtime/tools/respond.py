@@ -38,7 +38,8 @@ def resolve_channel(channel: str, ctx: ToolContext) -> str:
 
 async def run(args: dict, ctx: ToolContext) -> dict:
     content: str = args["content"]
-    channel: str = args.get("channel") or "current"
+    channel = args.get("channel")
+    channel = "current" if channel is None else channel  # "" is no channel name (the original: not found)
     final = args.get("final")
     final = True if final is None else final
     attachments: list[str] = list(args.get("attachments") or ())
@@ -71,18 +72,23 @@ TOOL = Tool(
     breakable=False,
     always_granted=True,
     description=(
-        "Send a message to the person. This is the only way your words reach anyone: text outside a respond call "
-        "is never delivered. content is Markdown. channel is 'current' (default), 'last' (the most recently active "
-        "session) or a session id. final=false sends an intermediate update and keeps working; otherwise the turn "
-        "ends. attachments are sandbox paths of files to send along."
+        "Send a message to a channel. This is the ONLY way to communicate — text written to files is not "
+        "delivered.\n\n"
+        'Set `final: false` to send an intermediate status update and keep working (e.g. "Looking into '
+        'it..." before a long task); `true` (default) ends the turn.\n\n'
+        'Use the `channel` parameter for cross-channel messaging: "current" (default) for this conversation, '
+        '"last" for the most recently active session, "owner" to DM the bot owner, or an explicit session ID '
+        'like "discord:123|456" for a specific channel.\n\n'
+        "You must call this tool at least once per turn. Every turn must end with either a `final: true` "
+        "respond call or a `no-response` call."
     ),
+    # As the original sends them: the optional fields carry no description (its schema converter stops at
+    # the transform that fills their defaults); run() fills the same defaults.
     params=Params(
-        content=String(min_length=1, description="The message, in Markdown"),
-        channel=String(min_length=1, nullable=True, default="current", description="current, last, or a session id"),
-        final=Boolean(nullable=True, default=True, description="false = an intermediate update; keep working"),
-        attachments=Array(
-            items=String(min_length=1), nullable=True, required=False, description="Sandbox paths of files to attach"
-        ),
+        attachments=Array(items=String(min_length=1), nullable=True, required=False),
+        channel=String(nullable=True, required=False),
+        content=String(min_length=1, description="Your message in plain Markdown."),
+        final=Boolean(nullable=True, required=False),
     ),
     run=run,
     main_arg="content",

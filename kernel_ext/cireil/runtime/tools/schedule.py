@@ -22,8 +22,11 @@ def parse_at(text: str) -> datetime:
     return at
 
 
+ID_MESSAGE = "ID must be lowercase alphanumeric with hyphens"
+
+
 def _check_id(value: str) -> str | None:
-    return None if _ID.match(value) else "ID must be lowercase alphanumeric with hyphens"
+    return None if _ID.match(value) else ID_MESSAGE
 
 
 async def run(args: dict, ctx: ToolContext) -> dict:
@@ -52,16 +55,27 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 
 TOOL = Tool(
     name="schedule",
-    description=(
-        "Schedule a one-shot task: at the given time the prompt runs as a turn of its own internal session, and "
-        "what it responds is announced to target (default: this session). The same id replaces an earlier job."
-    ),
+    description="Schedule a one-shot task to run at a specific time in the future.",
+    # As the original sends them: delivery and target carry no description (its schema converter stops at the
+    # transform that fills their defaults); run() fills the same defaults.
     params=Params(
-        id=String(check=_check_id, description="Job id: lowercase letters, digits and hyphens (^[a-z0-9-]+$)"),
-        at=String(min_length=1, description="When, as ISO-8601 with an offset, in the future"),
-        prompt=String(min_length=1, description="What the scheduled turn is asked"),
-        delivery=String(enum=("announce", "none"), nullable=True, default="announce"),
-        target=String(min_length=1, nullable=True, default="current", description="Where results are announced"),
+        at=String(
+            min_length=1,
+            description="ISO 8601 timestamp for when to run (e.g. 2026-02-20T15:00:00Z). Must be in the future.",
+        ),
+        delivery=String(enum=("announce", "none"), nullable=True, required=False),
+        id=String(
+            min_length=1,
+            pattern="^[a-z0-9-]+$",
+            pattern_message=ID_MESSAGE,
+            check=_check_id,  # the pattern's `$` as JSON Schema means it: no final newline either
+            description=(
+                "Unique slug-format identifier for this job (e.g. meeting-reminder). Lowercase alphanumeric with "
+                "hyphens."
+            ),
+        ),
+        prompt=String(min_length=1, description="The instruction to execute at the scheduled time."),
+        target=String(min_length=1, nullable=True, required=False),
     ),
     run=run,
 )

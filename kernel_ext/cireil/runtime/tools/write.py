@@ -8,7 +8,7 @@ from ..files import frontmatter
 from ..files.atomic import write_sandbox_file
 from ..files.paths import ResolvedPath, normalize
 from ..files.textfile import decode, read_bytes
-from ..toolkit.tool import Tool, ToolContext
+from ..toolkit.tool import SpecDifference, Tool, ToolContext
 
 
 def _blocks_need_md(path: str) -> str | None:
@@ -60,16 +60,36 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="write",
     path_effect="changes",
+    # The original's text as it sends it when edit is enabled; with edit off it points at str-replace instead.
     description=(
-        "Create a file or overwrite it completely with the given content (parent folders are created). "
-        "For changes to part of an existing file, prefer edit. Block files (/blocks, .md only) and skill "
-        "SKILL.md files keep their frontmatter when the content is given without it."
+        "Create a new file or completely overwrite an existing file with the provided content.\n\n"
+        "Parent directories are created automatically if they don't exist.\n\n"
+        "Constraints:\n"
+        "- Files under /blocks/ must have a .md extension.\n"
+        "- Allowed path roots: /workspace/, /memories/, /blocks/, /skills/.\n"
+        "- For existing files under /blocks/ and /skills/, the existing frontmatter is auto-preserved when "
+        "the provided content does not include frontmatter.\n"
+        "Note that paths used here *must* be absolute.\n\n"
+        "When to use:\n"
+        "- Creating new files from scratch.\n"
+        "- Replacing the entire contents of a file.\n\n"
+        "When NOT to use:\n"
+        "- Making small, targeted changes to an existing file — use `edit` instead, which is safer and "
+        "preserves surrounding content."
     ),
     params=Params(
-        path=String(min_length=1, check=_blocks_need_md, description="Absolute sandbox path of the file"),
-        content=String(description="The complete new content of the file (may be empty)"),
+        content=String(description="File content to write. May be empty string to create an empty file."),
+        path=String(min_length=1, check=_blocks_need_md),
     ),
     run=run,
     main_arg="path",
     body_arg="content",
+    spec_differences=(
+        SpecDifference(
+            "description",
+            "points at `edit` for small changes; the original names `str-replace` there while edit is disabled",
+            'spec "Built-in tools": "CireilClaw 2.0.0 removes str-replace" (reference §10 #1)',
+            when="edit = false",
+        ),
+    ),
 )
