@@ -613,7 +613,11 @@ class Agent(McpInspection):
         return RUNTIME.submit(self._turn(message, session, on_event, **options))
 
     def prompt(self, *, session: str | None = None, **options: Any) -> PreparedRequest:
-        """Exactly what the next model request would send: system prompt, messages, tool schemas."""
+        """Exactly what the next model request would send: system prompt, messages, tool schemas. Changes nothing.
+
+        Any session, also one cireil runs no turn in: `session="discord:<channelId>|<guildId>"` (or
+        `"discord:<dmChannelId>"`) shows what the original sends there, with its channel lines and the conditional
+        blocks conditions.toml gives that guild or channel."""
         target = self.session_for(self.session_id(session)) if session else self.session
         return self.engine.preview(target, **options)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 
 from cireil.runtime.engine.history import (
@@ -10,6 +11,7 @@ from cireil.runtime.engine.history import (
     estimate_system,
     estimate_tokens,
     shape_history,
+    unanswered_from,
 )
 
 
@@ -297,25 +299,131 @@ def _read_history() -> list[dict]:
     ]
 
 
-def test_under_the_hard_budget_nothing_is_pruned() -> None:
+def test_without_a_window_nothing_is_superseded() -> None:
     history = _read_history()
+    shaped = shape_history(history)
+    assert shaped.messages == history and shaped.rewrites == {} and shaped.superseded_reads == 0
+
+
+def test_under_the_hard_budget_an_earlier_read_of_a_path_read_again_is_superseded() -> None:
+    history = _read_history()
+    stored = copy.deepcopy(history)
     total = estimate_tokens(history)
     shaped = shape_history(history, context_window=math.ceil(total / 0.85) + 1)
-    assert shaped.messages == history and shaped.superseded_stale == 0
+    # the original's stub, keys in the order it saves them; the rest of the message as it was
+    assert json.dumps(shaped.messages[2]) == json.dumps(
+        {
+            "id": "r1",
+            "role": "toolResponse",
+            "timestamp": "x",
+            "toolCallId": "c1",
+            "name": "read",
+            "output": {"path": "/workspace/a.txt", "superseded": True},
+        }
+    )
+    assert shaped.rewrites == {2: {"path": "/workspace/a.txt", "superseded": True}}
+    assert shaped.superseded_reads == 1 and shaped.superseded_stale == shaped.superseded_budget == 0
+    assert all(shaped.messages[i] is history[i] for i in range(len(history)) if i != 2)
+    assert shaped.cursor == 0 and shaped.dropped_turns == 0
+    assert history == stored  # the caller stores the rewrite (assemble does, on a real call)
+
+
+def test_only_read_results_count_and_paths_match_exactly() -> None:
+    def read(mid: str, path: str, **extra) -> dict:
+        return result(mid, f"c{mid}", "read", {"content": "x", "path": path, "success": True, **extra})
+
+    history = [
+        user("u1", "go"),
+        read("1", "/workspace/a.txt"),
+        read("2", "/workspace/./a.txt"),  # another spelling: another path to the original
+        result("3", "c3", "open-file", {"path": "/workspace/b.txt", "success": True}),
+        result("4", "c4", "read-sections", {"path": "/workspace/b.txt", "success": True}),
+        result("5", "c5", "read", {"error": "ENOENT", "success": False}),  # no path: never superseded
+        result("6", "c6", "read", {"error": "ENOENT", "success": False}),
+        read("7", "/workspace/b.txt"),
+        read("8", "/workspace/a.txt"),
+        result("9", "c9", "read", "a string output"),
+        user("u2", "next"),
+    ]
+    shaped = shape_history(history, context_window=10**6)
+    assert shaped.rewrites == {1: {"path": "/workspace/a.txt", "superseded": True}}
+    # already a stub: nothing left to rewrite, and the stub still marks its path as read
+    stubbed = [*history[:1], {**history[1], "output": {"path": "/workspace/a.txt", "superseded": True}}, *history[2:]]
+    assert shape_history(stubbed, context_window=10**6).rewrites == {}
+
+
+def test_reads_before_the_cursor_neither_supersede_nor_are_superseded() -> None:
+    history = _read_history()
+    shaped = shape_history(history, cursor=3, context_window=10**6)
+    assert shaped.rewrites == {} and shaped.messages[3]["output"]["content"] == "y" * 3000
+
+
+def _turn_in_progress() -> list[dict]:
+    return [
+        user("u1", "read a"),
+        assistant("a1", call("c1", "read", path="/workspace/a.txt")),
+        result("r1", "c1", "read", {"content": "old", "path": "/workspace/a.txt", "success": True}),
+        assistant("a2", call("c2", "read", path="/workspace/a.txt")),
+        result("r2", "c2", "read", {"content": "new", "path": "/workspace/a.txt", "success": True}),
+    ]
+
+
+def test_results_the_model_has_not_answered_yet_supersede_nothing_until_it_replies() -> None:
+    # the original holds the latest reply's results apart until the model answers them: the request that
+    # carries r2 still carries r1 whole
+    history = _turn_in_progress()
+    assert unanswered_from(history) == 4
+    assert shape_history(history, context_window=10**6).rewrites == {}
+    # once the model answered (a3), r1 is superseded on the next call
+    history += [
+        assistant("a3", call("c3", "respond", content="done")),
+        result("r3", "c3", "respond", {"final": True, "sent": True}),
+    ]
+    assert unanswered_from(history) == len(history)  # the turn ended: between turns everything counts
+    assert shape_history(history, context_window=10**6).rewrites == {
+        2: {"path": "/workspace/a.txt", "superseded": True}
+    }
+
+
+def test_where_the_unanswered_messages_begin() -> None:
+    turn = _turn_in_progress()
+    notice = user("n1", "the tool failed", notice=True)
+    media = user("p1", "", image("i"), media=True)
+    retry = assistant("t1", text("plain text"))
+    assert unanswered_from([*turn, notice, media, retry]) == 4  # still the results of a2 and what followed
+    assert unanswered_from([*turn, user("u2", "next question")]) == 6  # a new turn: all of it answered
+    intermediate = result("r3", "c3", "respond", {"final": False, "sent": True})
+    assert unanswered_from([*turn[:3], assistant("a3", call("c3", "respond")), intermediate]) == 4
+    failed = result("r3", "c3", "respond", {"error": "no such file", "success": False})
+    assert unanswered_from([*turn[:3], assistant("a3", call("c3", "respond")), failed]) == 4
+    ended = result("r3", "c3", "no-response", {"success": True})
+    assert unanswered_from([*turn[:3], assistant("a3", call("c3", "no-response")), ended]) == 5
+    assert unanswered_from([user("u1", "hi")]) == 1 and unanswered_from([]) == 0
 
 
 def test_stale_read_superseded_first() -> None:
     history = _read_history()
+    # spelled otherwise, the original does not match the path; above the hard budget cireil still finds it stale
+    history[6] = {**history[6], "output": {**history[6]["output"], "path": "/workspace/./a.txt"}}
     stored = copy.deepcopy(history)
     total = estimate_tokens(history)
     stub = {"reason": "stale", "superseded": True, "tool": "read"}
     saved = estimate_tokens([history[2]]) - estimate_tokens([result("r1", "c1", "read", stub)])
     shaped = shape_history(history, context_window=_window_between(total, total - saved))
     assert shaped.superseded_stale == 1 and shaped.superseded_budget == 0 and shaped.dropped_turns == 0
+    assert shaped.superseded_reads == 0 and shaped.rewrites == {}  # cireil's own stubs are not saved
     assert shaped.messages[2]["output"] == stub and shaped.messages[2]["toolCallId"] == "c1"
     assert shaped.messages[6] is history[6]
     assert shaped.tokens == total - saved and shaped.cursor == 0
     assert history == stored
+
+
+def test_above_the_hard_budget_the_originals_stub_stays_and_is_not_made_stale() -> None:
+    history = _read_history()
+    total = estimate_tokens(history)
+    shaped = shape_history(history, context_window=_window_between(total, total - 1000))
+    assert shaped.messages[2]["output"] == {"path": "/workspace/a.txt", "superseded": True}
+    assert shaped.superseded_reads == 1 and shaped.superseded_stale == 0 and shaped.superseded_budget == 0
 
 
 def test_read_then_written_is_stale_but_failed_writes_do_not_count() -> None:

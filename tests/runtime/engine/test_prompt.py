@@ -182,9 +182,56 @@ def test_vision_and_video_lines_only_when_unsupported(agent: Path) -> None:
     assert "supported: false" not in neither
 
 
-def test_channel_platforms_are_refused(agent: Path) -> None:
-    with pytest.raises(CireilError, match="discord"):
-        build_system_prompt(_layout(agent), _session("discord:123"))
+def _discord_section(agent: Path, session: Session) -> list[str]:
+    return _metadata_section(build_system_prompt(_layout(agent), session).text).splitlines()
+
+
+DISCORD_CAPABLE = [
+    "- reactions supported: true",
+    "- file attachments in respond supported: true",
+    "- attachment downloads supported: true",
+    "- video supported: false",
+    "</metadata>",
+]
+
+
+def test_a_discord_guild_session_has_the_originals_channel_lines(agent: Path) -> None:
+    assert _discord_section(agent, _session("discord:1425768080998400016|1174109840998400016")) == [
+        "<metadata>",
+        "The current session is on the platform: discord",
+        "The channel id is: 1425768080998400016",
+        "This is considered a SFW session",
+        *DISCORD_CAPABLE,
+    ]
+
+
+def test_a_discord_dm_depends_on_the_user(agent: Path) -> None:
+    assert _discord_section(agent, _session("discord:1425000000000000001")) == [
+        "<metadata>",
+        "The current session is on the platform: discord",
+        "The channel id is: 1425000000000000001",
+        "SFW/NSFW depending on the user",
+        *DISCORD_CAPABLE,
+    ]
+
+
+def test_a_discord_sessions_stored_meta_gives_its_thread_parent_and_nsfw(agent: Path) -> None:
+    thread = _session("discord:300|100")
+    # the row's meta as the original writes it (store_state holds it once the session was read from sessions.db)
+    thread.store_state = {"meta": {"channelId": "300", "guildId": "100", "parentChannelId": "200", "isNsfw": False}}
+    assert _discord_section(agent, thread)[2:5] == [
+        "The channel id is: 300",
+        "The parent forum/channel id is: 200",
+        "This is considered a SFW session",
+    ]
+    nsfw = _session("discord:400|100")
+    nsfw.store_state = {"meta": {"channelId": "400", "guildId": "100", "isNsfw": True}}
+    assert _discord_section(agent, nsfw)[2:4] == ["The channel id is: 400", "This is considered a NSFW session"]
+
+
+def test_a_matrix_session_has_no_prompt_as_in_the_original(agent: Path) -> None:
+    with pytest.raises(CireilError, match=r"matrix:!room.*Unimplemented channel: matrix"):
+        build_system_prompt(_layout(agent), _session("matrix:!room"))
 
 
 # -- metadata message ---------------------------------------------------------------------------------

@@ -106,8 +106,9 @@ def assemble(
     path_effects: Mapping[str, str] | None = None,
     result_limit: int | None = None,
 ) -> Assembled:
-    """One model call's messages. With `close_missing` (a real call) vanished files are closed and a prune
-    warning is recorded in session.meta; without it (a preview) the session is left exactly as it was.
+    """One model call's messages. With `close_missing` (a real call) vanished files are closed, a prune
+    warning is recorded in session.meta and superseded reads are written into session.history (as the original
+    saves them); without it (a preview) the session is left exactly as it was.
 
     `tz="config"` reads the runtime root's config/system.toml; pass a tzinfo (or None for local) to override.
     `result_limit` (the agent's) cuts stored tool results bigger than it, as new ones are cut.
@@ -143,6 +144,14 @@ def assemble(
         path_effects=path_effects,
         result_limit=result_limit,
     )
+    if close_missing:
+        # the reads superseded on this call are saved, as the original saves its rewritten history: changed in
+        # place, so that the store (which knows its messages by identity) writes them with the turn's next commit,
+        # and Session.restore puts them back if the turn is rolled back
+        for index, output in shaped.rewrites.items():
+            message = session.history[index]
+            cache.forget(message)
+            session.rewrite_output(message, output)
     estimate = fixed + shaped.tokens
     usage = context_usage(estimate, model.context_window, model.context_budget, model.context_hard_budget)
     warn = should_warn(session, usage, shaped.cursor)

@@ -2,8 +2,9 @@
 
 `shape_history` never changes a stored message: messages it passes through unchanged are the stored
 dicts themselves (treat them as read-only), and every change (a merge, a superseded result, a removed
-picture or tool call) is made on a new dict. The only state it moves is the cursor, which it returns
-for the caller to store.
+picture or tool call) is made on a new dict. What it moves is returned for the caller to store: the
+cursor, and the read results superseded as the original superseded them (`ShapedHistory.rewrites`: the
+original saves that rewrite, so a real model call puts it into the stored history; assemble.py does).
 
 This runs on every model call, so each message is walked a handful of times and the expensive part of
 the estimate, serialising tool inputs and outputs to JSON, is done once per object and kept in a
@@ -90,6 +91,11 @@ class TokenCache:
         self._capped[key] = entry
         return entry[2]
 
+    def forget(self, obj: Any) -> None:
+        """Drop what is known of `obj`: the caller is about to change it in place."""
+        for table in (self._current, self._previous, self._capped, self._capped_previous):
+            table.pop(id(obj), None)
+
     def sweep(self) -> None:
         """Forget what the last call did not use; call once per model call."""
         self._previous = self._current
@@ -140,8 +146,12 @@ class ShapedHistory:
     cursor: int  # the session's new cursor; larger than before when turns were dropped
     tokens: int  # estimate of `messages` alone
     dropped_turns: int = 0
+    superseded_reads: int = 0  # earlier reads of a path read again, stubbed on this call (as the original)
     superseded_stale: int = 0
     superseded_budget: int = 0
+    # index in the stored history -> the output it now has: the reads superseded on this call, which the original
+    # saves; a real model call writes them into the stored messages (assemble.py), a preview does not
+    rewrites: dict[int, dict] = field(default_factory=dict)
     removed: dict[str, int] = field(default_factory=dict)  # what shaping took out, by kind, for display
 
 
@@ -288,7 +298,87 @@ def _stub(reason: str, name: Any) -> dict:
 
 
 def _is_stub(output: Any) -> bool:
-    return isinstance(output, dict) and output.get("superseded") is True and "reason" in output
+    """A result already replaced: by the budget or as stale (cireil), or as a read superseded (the original)."""
+    return isinstance(output, dict) and output.get("superseded") is True
+
+
+def read_stub(path: str) -> dict:
+    """What the original leaves of a read result once the same path is read again, in the key order it saves."""
+    return {"path": path, "superseded": True}
+
+
+def _read_path(msg: dict) -> str | None:
+    """The path of a `read` result as the original matches it: the output's own `path`, exactly as written
+    (no normalising: `/workspace/./a.txt` and `/workspace/a.txt` are two paths to it); None for anything else."""
+    if msg.get("role") != "toolResponse" or msg.get("name") != "read":
+        return None
+    output = msg.get("output")
+    path = output.get("path") if isinstance(output, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def _is_read_stub(output: Any, path: str) -> bool:
+    return (
+        isinstance(output, dict)
+        and list(output) == ["path", "superseded"]
+        and output["path"] == path
+        and output["superseded"] is True
+    )
+
+
+def supersede_reads(history: list[dict], start: int, end: int) -> dict[int, dict]:
+    """Index -> stub for each `read` result in history[start:end] whose path is read again later in that range
+    and that is not a stub yet: the original's read supersession (prune.ts applyReadSupersession). Only `read`
+    counts (not open-file nor read-sections), failed reads too when their output names a path, and a stub keeps
+    the path so it still marks the path as read."""
+    latest: dict[str, int] = {}
+    for index in range(start, end):
+        path = _read_path(history[index])
+        if path is not None:
+            latest[path] = index
+    rewrites: dict[int, dict] = {}
+    for index in range(start, end):
+        path = _read_path(history[index])
+        if path is None or latest[path] == index or _is_read_stub(history[index].get("output"), path):
+            continue
+        rewrites[index] = read_stub(path)
+    return rewrites
+
+
+def _ended_turn(msg: dict) -> bool:
+    """A result that ended its turn, by the original's rule: no-response always, respond unless it failed or said
+    final = false."""
+    name, output = msg.get("name"), msg.get("output")
+    if name == "no-response":
+        return True
+    return (
+        name == "respond"
+        and isinstance(output, dict)
+        and output.get("success") is not False
+        and (output.get("final") is not False)
+    )
+
+
+def unanswered_from(history: list[dict]) -> int:
+    """Where the messages the model has not answered yet begin: during a turn, what came after its latest reply
+    (that reply's results, notices, pictures read, a retry's note); between turns, len(history).
+
+    The original holds those messages apart (pendingToolMessages) until the model's next reply, so its read
+    supersession at that call neither stubs them nor lets them stub an earlier read of their path. Told from the
+    history alone: a turn is over once a result ended it or a new turn's message (a user message that is not
+    one of cireil's notices or pictures) follows the latest reply."""
+    for index in range(len(history) - 1, -1, -1):
+        msg = history[index]
+        role = msg.get("role")
+        content = msg.get("content")
+        if role == "assistant" and isinstance(content, list):
+            if any(isinstance(p, dict) and p.get("type") == "toolCall" for p in content):
+                return index + 1
+            continue  # a retried reply's text, or a message delivered from elsewhere: not a reply of the loop
+        new_turn = role == "user" and not (msg.get("notice") or msg.get("media"))
+        if new_turn or (role == "toolResponse" and _ended_turn(msg)):
+            return len(history)
+    return len(history)
 
 
 def _result_path(msg: dict, call_inputs: dict[str, dict]) -> str | None:
@@ -360,10 +450,23 @@ def shape_history(
     (system prompt, opened files) so that pruning budgets the whole request. `path_effects` (tool name ->
     "reads" | "changes", as `registry.path_effects` gives; default: the built-ins') finds stale reads.
     `result_limit` cuts stored tool results over that many bytes of JSON (rows from before results were
-    capped), as new results are cut when they are made."""
+    capped), as new results are cut when they are made.
+
+    With a known context window, every call first supersedes earlier reads of a path read again, as the
+    original does at every model call (under the hard budget too) and saves: `rewrites` says which. Above the
+    hard budget cireil's own shaping follows (stale reads, budget stubs, whole turns dropped)."""
     cache = TokenCache() if cache is None else cache
     cursor = max(0, min(cursor, len(history)))
     removed: dict[str, int] = {}
+    shaped = ShapedHistory([], cursor, 0, removed=removed)
+    if context_window:  # without a window the original only keeps the last max_turns turns: no supersession
+        end = max(cursor, unanswered_from(history))
+        shaped.rewrites = supersede_reads(history, cursor, end)
+        if shaped.rewrites:
+            history = list(history)  # the caller's list and messages stay as they are (see the module docstring)
+            for index, output in shaped.rewrites.items():
+                history[index] = {**history[index], "output": output}
+            shaped.superseded_reads = len(shaped.rewrites)
     items = _visible(history, cursor, list(summaries))
     if result_limit is not None:
         for item in items:
@@ -375,7 +478,6 @@ def shape_history(
     items = _strip_media(items, supports_vision, supports_video, max_images_per_request, removed)
     items = _merge(items)
 
-    shaped = ShapedHistory([], cursor, 0, removed=removed)
     starts = _turn_starts(items) if items else []
     cut = 0
     if context_window:

@@ -11,6 +11,7 @@ from ..base.errors import CireilError, ConfigError, ConfigIssue
 from ..files import frontmatter, safefs
 from ..files.layout import BLOCK_NAMES, AgentLayout
 from ..files.paths import read_agent_file
+from ..sessions.rowids import meta_for_new
 from ..sessions.state import Session
 from .timefmt import current_date_line
 
@@ -104,6 +105,35 @@ def _skill_lines(directory: Path, prompt: SystemPrompt) -> list[str]:
     return ["<skills>", *lines, "</skills>"] if lines else []
 
 
+DISCORD_META_KEYS = ("channelId", "guildId", "parentChannelId", "isNsfw")
+
+
+def discord_meta(session: Session) -> dict[str, Any]:
+    """What the original knows of a Discord session's channel: channelId, guildId, parentChannelId, isNsfw.
+
+    From its id (`discord:<channelId>|<guildId>`, or `discord:<channelId>` for a DM), then the meta of its row
+    in sessions.db (the original writes parentChannelId and isNsfw there), then what was set on the session
+    in memory (session.meta, which conditions.toml's rules read too)."""
+    meta: dict[str, Any] = dict(meta_for_new(session.id))
+    stored = (session.store_state or {}).get("meta")
+    for source in (stored if isinstance(stored, dict) else {}, session.meta):
+        meta.update((key, source[key]) for key in DISCORD_META_KEYS if source.get(key) is not None)
+    return meta
+
+
+def _discord_lines(session: Session) -> list[str]:
+    """The channel lines of the original's system prompt for a Discord session (engine/system-prompt.ts)."""
+    meta = discord_meta(session)
+    lines = [f"The channel id is: {meta.get('channelId', '')}"]
+    if meta.get("parentChannelId"):  # a thread: its forum or channel
+        lines.append(f"The parent forum/channel id is: {meta['parentChannelId']}")
+    if not meta.get("guildId"):  # a DM
+        lines.append("SFW/NSFW depending on the user")
+    else:
+        lines.append(f"This is considered a {'NSFW' if meta.get('isNsfw') is True else 'SFW'} session")
+    return lines
+
+
 def _platform_lines(session: Session, slug: str) -> tuple[list[str], bool]:
     """The lines after the platform line, and whether the platform has reactions and attachments."""
     platform = session.platform
@@ -116,8 +146,15 @@ def _platform_lines(session: Session, slug: str) -> tuple[list[str], bool]:
         return ["This is a persistent internal session"], False
     if platform == "tui":
         return ["This is a TUI session with your person. SFW/NSFW depending on their preferences."], False
-    # Discord and Matrix sessions need their channel's details, which this runtime does not have.
-    raise CireilError(f"sessions on the {platform} platform cannot run agent turns in cireil")
+    if platform == "discord":
+        # as the original builds it for a turn on a Discord message, whose channel has reactions, attachments
+        # and downloads (a preview only: the engine refuses turns on Discord sessions before building a request)
+        return _discord_lines(session), True
+    # the original has no prompt for it either: its system prompt throws "Unimplemented channel" there
+    raise CireilError(
+        f"session {session.id}: the original builds no system prompt for the {platform} platform (it throws "
+        f"'Unimplemented channel: {platform}'), so there is no request of it to show or send"
+    )
 
 
 def _flag(value: bool) -> str:
