@@ -309,7 +309,7 @@ CELLS = [
     md(
         "Click **Edit arguments**, add a line `- sow the radishes` to `content`, and press **Run with these\n"
         "arguments**; then **Approve** the `respond` call. **Stop turn** — or `%cireil stop`, or interrupting\n"
-        "the kernel (■) while the turn waits — ends it at its last complete step instead, as any interrupted\n"
+        "the kernel (■) while the turn waits — ends it instead, storing nothing of it, as any interrupted\n"
         "turn.\n\n"
         "Then run the next cell. Its `%cireil stop` ends the turn if it is still waiting (after *Run All* nobody\n"
         "has clicked yet), and `%cireil steps` shows the recording, which keeps what you did: the call is marked\n"

@@ -151,7 +151,7 @@ def test_approve_edit_skip_and_mock_through_the_comm_layer(stepping, llm):
     assert "the model asked for" in "\n".join(b.get("text/html", "") for b in kernel.run("%cireil steps").bundles)
 
 
-def test_a_kernel_interrupt_while_paused_ends_the_turn_at_its_last_complete_step(stepping, llm):
+def test_a_kernel_interrupt_while_paused_ends_the_turn_storing_nothing_of_it(stepping, llm):
     kernel, agent = stepping
     llm.script(
         reply.tool_calls(("session-info", {})),
@@ -165,7 +165,7 @@ def test_a_kernel_interrupt_while_paused_ends_the_turn_at_its_last_complete_step
     kernel.interrupt()  # the kernel is idle (that cell's reply came): between cells, as ■ in JupyterLab
     assert py(kernel, "print(t.wait(30), t.outcome.ended, 'stopped' in t.status.value)") == "True interrupted True"
     roles = py(kernel, "print([m['role'] for m in cireil.current_agent().session.history])")
-    assert roles == "['user', 'assistant', 'toolResponse']"  # step 1 kept, step 2 rolled back
+    assert roles == "[]"  # as the original: an interrupted turn leaves nothing (the recorder keeps it)
     assert not (agent / "workspace" / "late.txt").exists()
     # the model call of step 2 happened (and was paid for): recorded, without the call that never ran
     recorded = py(
@@ -190,12 +190,12 @@ def test_the_stop_button_and_cireil_stop_end_a_waiting_turn(stepping, llm):
     kernel.run("%%cireil_agent --step\nsecond")
     pending(kernel, "write")
     stopped = kernel.run("%cireil stop")
-    assert "the session keeps its last complete step" in stopped.stdout
+    assert "nothing of this turn is stored in the session" in stopped.stdout
     assert py(kernel, "print(t.ended.is_set(), t.outcome.ended, t.pending)") == "True interrupted None"
     assert not (agent / "workspace" / "late.txt").exists()
     assert "no step-mode turn is live: nothing to stop" in kernel.run("%cireil stop").stdout
     roles = py(kernel, "print([m['role'] for m in cireil.current_agent().session.history])")
-    assert roles == "['user', 'user']"  # each message kept, nothing of either interrupted step
+    assert roles == "[]"  # nothing of either interrupted turn
     # unloading the extension gives the kernel back the idle interrupt handler it had before step mode
     before = "k = get_ipython().kernel; print(getattr(k.saved_sigint_handler, 'cireil_step_mode', False))"
     assert py(kernel, before) == "True"

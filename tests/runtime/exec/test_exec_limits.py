@@ -111,7 +111,7 @@ def test_cancelling_a_turn_while_exec_runs_cancels_the_turn_not_the_command_only
             assert submitted.cancel_and_wait(10)
             time.sleep(0.5)  # a turn that went on would ask the model again about now
             assert len(llm.requests) == 1
-            assert [m["role"] for m in agent.session.history] == ["user"]  # the step with the call is gone
+            assert agent.session.history == []  # nothing of the cancelled turn is kept (as the original)
             assert processes_with(marker) == []
         finally:
             agent.close()

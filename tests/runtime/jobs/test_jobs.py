@@ -16,6 +16,7 @@ from cireil.runtime.base.loop import RUNTIME
 from cireil.runtime.jobs.cronexpr import CronError, CronExpr
 from cireil.runtime.jobs.job_runner import JobRunner
 from cireil.testing.scripted_llm import reply
+from holderkit import Held
 from turnkit import turn_agent
 
 
@@ -439,3 +440,29 @@ def test_run_now_pulses_and_leaves_the_schedule(beat, llm):
 
     RUNTIME.run(go())
     assert runner.last["heartbeat"].text == "Checked." and runner.next["heartbeat"] == planned
+
+
+def test_while_the_original_runs_the_jobs_are_left_to_it_and_taken_up_when_it_stops(setup, llm):
+    agent, runner, clock = setup(EVERY)
+    notices: list[str] = []
+    agent.engine.on_background = lambda e: e.get("type") == "notice" and notices.append(e["text"])
+    say_something = agent.store.open_session("notebook:x")  # sessions.db exists and is in WAL mode
+    agent.store.save_state(say_something)
+    original = Held(agent.directory / "sessions.db")
+    try:
+        clock.advance(3600)
+        assert tick(runner) == [] and llm.requests == []  # due, but the original runs it: not twice
+        assert runner.next["hourly-sync"] == clock.now + timedelta(seconds=3600)  # moved on as if it ran
+        clock.advance(3600)
+        assert tick(runner) == []
+        said = [n for n in notices if "leaves them to it" in n]
+        assert len(said) == 1 and f"pid {original.proc.pid}" in said[0] and "%cireil jobs run ID" in said[0]
+    finally:
+        original.stop()
+    clock.advance(1800)
+    assert tick(runner) == []  # taken up from now: a run the original may just have made is not repeated
+    assert any("has stopped" in n for n in notices)
+    assert runner.next["hourly-sync"] == clock.now + timedelta(seconds=3600)
+    llm.script(reply.tool_calls(("respond", {"content": "mine now"})))
+    clock.advance(3600)
+    assert len(tick(runner)) == 1

@@ -97,6 +97,73 @@ def test_a_broken_file_stops_load_and_a_broken_edit_stops_calls(tmp_path):
         agent.close()
 
 
+# Ids as the original's conditions.toml schema takes them (config/schemas/conditions.ts: `\d+` with the u flag, the
+# whole string): its own tests write `discord:guild:guild1`, but only in rules built in code; loading such a file
+# fails there too (checked with its valibot schema and smol-toml: "Invalid condition format. Supported: ...").
+@pytest.mark.parametrize(
+    "when",
+    [
+        "discord:guild:guild1",
+        "!discord:guild:g1",
+        "discord:channel:c1",
+        "discord:forum:general",
+        "discord:dm:x",
+        "discord:guild:",
+        "discord:guild:\u0661\u0662",  # Arabic-Indic digits: JavaScript's \d is ASCII only
+        "discord:guild:12 ",
+    ],
+)
+def test_ids_the_original_refuses_are_refused_with_why(when):
+    _, issues = _parse(f'[workspace."/s/"]\naction = "allow"\nwhen = {toml_string(when)}\n')
+    (issue,) = issues
+    assert issue.line == 3 and issue.severity == "error"
+    assert issue.message.startswith(f"Invalid condition format {when!r}. Supported: [!]discord:nsfw")
+    assert "is not a Discord id: ids are digits only" in issue.message
+    assert "the original CireilClaw refuses this file too" in issue.message
+
+
+@pytest.mark.parametrize("when", ["tui\n", "discord:guild:1\n", "!!tui", " tui", "discord:dm:1:2", "Tui"])
+def test_other_spellings_the_original_refuses(when):
+    _, issues = _parse(f'[blocks.a]\naction = "load"\nwhen = {toml_string(when)}\n')
+    (issue,) = issues
+    assert issue.line == 3 and issue.message.startswith(f"Invalid condition format {when!r}. Supported: ")
+
+
+def toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"') + '"'
+
+
+@pytest.mark.parametrize("when", ["discord:guild:0", "discord:guild:0123", "!discord:dm:77", "discord:forum:5"])
+def test_any_ascii_digits_are_accepted(when):
+    conditions, issues = _parse(f'[blocks.a]\naction = "load"\nwhen = "{when}"\n')
+    assert issues == [] and [r.when_text for r in conditions.blocks] == [when]
+
+
+def test_ids_match_a_discord_session_s_meta_as_the_original_reads_it():
+    # the original restores a Discord session from meta alone (db/sessions.ts DiscordMetaSchema), not from its id
+    thread = Session(
+        "discord:999|888",
+        platform="discord",
+        meta={"channelId": "300", "guildId": "100", "parentChannelId": "200", "isNsfw": False},
+    )
+    dm = Session("discord:400", platform="discord", meta={"channelId": "400"})
+    conditions, issues = _parse(
+        '[blocks.guild]\naction = "load"\nwhen = "discord:guild:100"\n'
+        '[blocks.thread]\naction = "load"\nwhen = "discord:channel:300"\n'
+        '[blocks.forum]\naction = "load"\nwhen = "discord:forum:200"\n'
+        '[blocks.parent]\naction = "load"\nwhen = "discord:channel:200"\n'
+        '[blocks.dm]\naction = "load"\nwhen = "discord:dm:400"\n'
+        '[blocks.anydm]\naction = "load"\nwhen = "discord:dm"\n'
+        '[blocks.notguild]\naction = "load"\nwhen = "!discord:guild:100"\n'
+    )
+    assert issues == []
+    loads = {
+        name: [r.key for r in conditions.blocks_for(RuleContext.of_session(s))]
+        for name, s in (("thread", thread), ("dm", dm))
+    }
+    assert loads == {"thread": ["guild", "thread", "forum"], "dm": ["dm", "anydm", "notguild"]}
+
+
 # -- path decisions ------------------------------------------------------------------------------------
 def test_decisions_of_the_example():
     conditions, issues = _parse(EXAMPLE)
@@ -435,7 +502,7 @@ def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each
         # conditions are honoured; the one note is the example's block file, which the example does not include
         "config/conditions.toml:1: warning: block 'after-hours': blocks/conditional/after-hours.md does not exist",
         "config/cron.toml:5: warning: cron job 'morning-brief' runs in cireil, but its target discord:14257680",
-        "config/cron.toml: warning: these jobs run in cireil while the kernel lives: if `cireilclaw run` serves",
+        "config/cron.toml: warning: these jobs run in cireil while the kernel lives, except while `cireilclaw run`",
         "config/heartbeat.toml:1: warning: pulses are skipped until tasks/HEARTBEAT.md has content",
         "config/heartbeat.toml:1: warning: the heartbeat pulses in cireil while the kernel lives",
         "config/summarization.toml: warning: has no effect",
@@ -522,3 +589,28 @@ def test_pinning_never_covers_a_sandbox_toml_mount(tmp_path):
         assert (source / "m.txt").read_text() == "via-mount\n"
     finally:
         agent.close()
+
+
+def test_a_stored_discord_rows_meta_is_what_the_rules_see(tmp_path):
+    # isNsfw and parentChannelId live only in the row the original wrote: nsfw and forum rules read them there
+    import sqlite3
+
+    from cireil.runtime.sessions import SessionStore
+    from cireil.runtime.sessions.conditions import RuleContext
+
+    store = SessionStore.for_agent(tmp_path)
+    try:
+        raw = sqlite3.connect(store.path, isolation_level=None)
+        raw.execute(
+            "INSERT INTO sessions (id, channel, meta, history, opened_files) VALUES ('discord:7|9', 'discord',"
+            ' \'{"channelId":"7","guildId":"9","isNsfw":true}\', \'[]\', \'[]\'),'
+            ' (\'discord:8|9\', \'discord\', \'{"channelId":"8","guildId":"9","parentChannelId":"5"}\','
+            " '[]', '[]')"
+        )
+        raw.close()
+        nsfw = RuleContext.of_session(store.get("discord:7|9"))
+        assert (nsfw.guild, nsfw.channel_id, nsfw.nsfw) == ("9", "7", True)
+        thread = RuleContext.of_session(store.get("discord:8|9"))
+        assert (thread.parent_id, thread.nsfw) == ("5", False)
+    finally:
+        store.close()

@@ -33,6 +33,15 @@ def say(store: SessionStore, session_id: str, *messages: dict):
     return session
 
 
+def discord_activity(store: SessionStore, row_id: str, iso: str) -> None:
+    """What the original's save of a Discord message does to the row's last_activity (cireil never sets it)."""
+    raw = sqlite3.connect(store.path, isolation_level=None)
+    try:
+        raw.execute("UPDATE sessions SET last_activity = ? WHERE id = ?", (iso, row_id))
+    finally:
+        raw.close()
+
+
 def user_at(text: str, timestamp: str, **extra) -> dict:
     return user_message(text, timestamp=timestamp, **extra)
 
@@ -113,7 +122,7 @@ def test_reopen_restores_history_and_state_but_not_pending_media(tmp_path):
         # the cursor counts stored messages: the turn-only one before it is not among them
         assert (loaded.cursor, loaded.summaries) == (1, [{"slug": "s", "summary": "x"}])
         assert (loaded.provider, loaded.model, loaded.meta) == ("local", "tiny", {"warned": [3]})
-        assert loaded.last_activity == "2026-05-01T10:00:00.000Z"  # the original's form of that moment
+        assert loaded.last_activity is None  # only the original sets it, at a Discord message (§4.4)
         assert loaded.created == session.created
     finally:
         again.close()
@@ -128,13 +137,29 @@ def test_commit_appends_in_order_across_commits(store):
     assert [m["content"][0]["text"] for m in store.get("s:1").history] == ["q0", "a0", "q1", "a1", "q2", "a2"]
 
 
-def test_last_activity_is_the_newest_committed_user_message(store):
+def test_last_activity_is_the_originals_alone(store):
+    # only the original's Discord messages move it, and its target "last" picks by it (upstream-formats §4.4):
+    # a notebook turn sets nothing, and what the original set survives cireil's writes
     session = say(store, "s:1", user_at("a", "2026-01-01T00:00:00+00:00"), user_at("b", "2026-01-02T00:00:00+00:00"))
-    assert session.last_activity == "2026-01-02T00:00:00+00:00"
+    assert session.last_activity is None and store.get("s:1").last_activity is None
+    say(store, "discord:1", user_at("hi", "2026-01-01T00:00:00+00:00"))
+    discord_activity(store, "discord:1", "2026-01-03T00:00:00.000Z")
+    assert store.last_active() == "discord:1"
+    again = store.get("discord:1")
     reply = agent_text("later")
-    session.history.append(reply)
-    store.commit(session, [reply])  # no user message: last activity stays
-    assert store.get("s:1").last_activity == "2026-01-02T00:00:00.000Z"
+    again.history.append(reply)
+    store.commit(again, [reply])
+    assert store.get("discord:1").last_activity == "2026-01-03T00:00:00.000Z"
+
+
+def test_target_last_is_resolved_as_the_original_does(store):
+    assert store.last_active() is None
+    say(store, "internal:first", user_message("a"))
+    say(store, "internal:second", user_message("b"))
+    assert store.last_active() == "internal:first"  # all unset: the first loaded wins the tie
+    say(store, "discord:1", user_message("c"))
+    discord_activity(store, "discord:1", "2026-01-03T00:00:00.000Z")
+    assert store.last_active() == "discord:1"
 
 
 def test_commit_is_all_or_nothing(store):
@@ -148,7 +173,6 @@ def test_commit_is_all_or_nothing(store):
     stored = store.get("s:1")
     assert [m["id"] for m in stored.history] == [session.history[0]["id"]]
     assert stored.cursor == 0
-    assert session.last_activity != "2030-01-01T00:00:00+00:00"
     assert store.query("new", mode="raw") == ([], 0)
     assert store.list_sessions()[0]["messageCount"] == 1
 
@@ -187,6 +211,8 @@ def test_list_sessions_fields_order_and_cron_exclusion(store):
     say(store, "discord:1", user_at("old", "2026-01-01T00:00:00+00:00"))
     say(store, "matrix:!r", user_at("new <b>bold</b>", "2026-03-01T00:00:00+00:00"), agent_text("x" * 150))
     say(store, "cron:job", user_at("scheduled", "2026-04-01T00:00:00+00:00"))
+    discord_activity(store, "discord:1", "2026-01-01T00:00:00.000Z")
+    discord_activity(store, "matrix:!r", "2026-03-01T00:00:00.000Z")
     items = store.list_sessions()
     assert [s["id"] for s in items] == ["matrix:!r", "discord:1"]
     assert items[0] == {

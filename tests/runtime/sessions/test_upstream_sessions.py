@@ -248,8 +248,12 @@ def test_while_another_process_has_it_open_the_originals_sessions_are_read_only(
             notes = [str(w) for w in agent.warnings if "another process" in str(w)]
             assert len(notes) == 1 and f"pid {holder.pid}" in notes[0]
             before = up.snapshot(agent_dir / "sessions.db")
-            with pytest.raises(SessionReadOnly, match=r"session tui belongs to the original runtime"):
+            # the original saves tui only when a main cron job or the heartbeat runs there
+            (agent_dir / "config" / "heartbeat.toml").write_text('enabled = true\ntarget = "tui"\n')
+            with pytest.raises(SessionReadOnly, match=r"session tui is where the heartbeat \(config/heartbeat.toml\)"):
                 agent.turn("hello", session="tui")
+            with pytest.raises(SessionReadOnly, match=r"is a Discord session: cireil has no discord channel"):
+                agent.turn("hello", session=up.GUILD)
             guild = agent.store.get(up.GUILD)
             guild.opened_files.append("/workspace/a")
             with pytest.raises(SessionReadOnly):
@@ -265,7 +269,7 @@ def test_while_another_process_has_it_open_the_originals_sessions_are_read_only(
             assert agent.store.exists("notebook:main")
             # ... unless the running original writes it itself: a `main` cron job or the heartbeat targets it
             (agent_dir / "config" / "heartbeat.toml").write_text('enabled = true\ntarget = "internal:notebook:main"\n')
-            with pytest.raises(SessionReadOnly, match=r"target of the heartbeat \(config/heartbeat.toml\)"):
+            with pytest.raises(SessionReadOnly, match=r"where the heartbeat \(config/heartbeat.toml\) runs"):
                 agent.turn("again")
         finally:
             agent.close()
@@ -457,8 +461,9 @@ def test_in_a_kernel_load_says_read_only_in_one_line_and_a_turn_there_is_refused
         run = kernel.run(f"%load_ext cireil\n%cireil load {agent_dir}")
         lines = [line for line in run.stderr.splitlines() if "another process" in line]
         assert len(lines) == 1 and f"pid {holder.pid}" in lines[0] and lines[0].startswith("sessions.db: warning:")
-        refused = kernel.run("%%cireil_agent --session tui\nhello", ok=False).text()
-        assert "UsageError: session tui belongs to the original runtime" in refused and "Traceback" not in refused
+        refused = kernel.run(f"%%cireil_agent --session {up.GUILD}\nhello", ok=False).text()
+        assert f"UsageError: session {up.GUILD} belongs to the original runtime" in refused
+        assert "Traceback" not in refused
         bad = kernel.run("%cireil session internal:odd-block", ok=False).text()
         assert "UsageError: sessions.db: session internal:odd-block: message 0: unknown block type" in bad
         card = kernel.run("%cireil session discord:1425000000000000001").text()

@@ -29,9 +29,11 @@ class JobsView(View):
     rows: list[tuple[str, str, str, str, str]]  # id, schedule, next run, how, last result
     problems: list[str] = field(default_factory=list)
     one_shot: list[tuple[str, str]] = field(default_factory=list)  # schedule tool: id, at
+    notes: list[str] = field(default_factory=list)  # said above the list, not problems of the file
 
     def text(self) -> str:
-        lines = [f"config/cron.toml: {p}" if not p.startswith("config/") else p for p in self.problems]
+        lines = list(self.notes)
+        lines += [f"config/cron.toml: {p}" if not p.startswith("config/") else p for p in self.problems]
         if not self.rows and not self.problems:
             lines.append("config/cron.toml: no jobs")
         for job_id, schedule, next_run, how, last in self.rows:
@@ -40,7 +42,8 @@ class JobsView(View):
         return "\n".join(lines)
 
     def html(self) -> str:
-        problems = "".join(f'<div style="color:{ERROR}">{esc(p)}</div>' for p in self.problems)
+        problems = "".join(f'<div style="color:{FG_DIM}">{esc(n)}</div>' for n in self.notes)
+        problems += "".join(f'<div style="color:{ERROR}">{esc(p)}</div>' for p in self.problems)
         mono = f"font-family:{MONO}"
         rows = [[(esc(r[0]), mono), *(esc(v) for v in r[1:])] for r in self.rows]
         rows += [
@@ -68,7 +71,14 @@ def jobs_view(agent: Agent) -> JobsView:
         last_text = f"{_when(last.at)}: {last.text[:80]}" if last else ""
         rows.append(("heartbeat", f"every {heartbeat.interval} s", next_run, how, last_text))
     one_shot = [(j["id"], j.get("schedule", {}).get("at", "?")) for j in agent.engine.scheduler.pending()]
-    return JobsView(rows, list(runner.problems), one_shot)
+    pids = agent.store.holders() if agent.store is not None else []
+    notes = []
+    if pids:  # the runner fires none of them while the original runs them (jobs/job_runner.py)
+        notes.append(
+            f"the original runtime runs these jobs while it runs (pid {', '.join(map(str, pids))}); cireil fires "
+            "none of them meanwhile; %cireil jobs run ID runs one here now"
+        )
+    return JobsView(rows, list(runner.problems), one_shot, notes)
 
 
 def jobs_command(agent: Agent, job_id: str | None = None) -> None:

@@ -5,7 +5,7 @@ extension all have to know whether one is live. They learn it here, without ipyw
 draws the turn, loads the widgets and is imported only once a step-mode turn starts.
 
 Ending it early: the Stop button, `%cireil stop`, or a kernel interrupt (■) while no cell runs. Each cancels
-the turn, which keeps its last complete step, as any interrupted turn does. Between cells the kernel ignores
+the turn, storing nothing of it in the session, as any interrupted turn. Between cells the kernel ignores
 SIGINT; ipykernel re-installs `kernel.saved_sigint_handler` after every message, so cireil puts its own
 handler there: with no step-mode turn live it does nothing, as before.
 """
@@ -46,14 +46,14 @@ def live_step_turn(agent: Agent) -> LiveTurn | None:
 
 
 def stop_step_turn(agent: Agent) -> None:
-    """`%cireil stop`: end the agent's live step-mode turn at its last complete step."""
+    """`%cireil stop`: end the agent's live step-mode turn, storing nothing of it."""
     turn = LIVE.get(id(agent))
     if turn is None or turn.submitted is None:  # said, not raised: "make sure nothing waits" is a fine thing to ask
         print("no step-mode turn is live: nothing to stop (%cireil stop ends one started with %%cireil_agent --step)")
         return
     turn.submitted.cancel_and_wait()
     turn.wait(END_WAIT_S)
-    print(f"stopped the step-mode turn of session {agent.session.id}: the session keeps its last complete step")
+    print(f"stopped the step-mode turn of session {agent.session.id}: nothing of this turn is stored in the session")
 
 
 def stop_all(agent: Agent) -> None:

@@ -123,7 +123,7 @@ class StepTurn(W.VBox):
         buttons = W.HBox([self.approve_button, self.edit_button, self.skip_button, self.mock_button])
         self.panel = W.VBox([self.call_info, buttons, self.editor, self.problems], layout=W.Layout(display="none"))
         self.stop_button = W.Button(
-            description="Stop turn", icon="stop", tooltip="end the turn; the session keeps its last complete step"
+            description="Stop turn", icon="stop", tooltip="end the turn; nothing of it is stored in the session"
         )
         self.status = W.HTML()
         super().__init__([self.transcript, self.panel, W.HBox([self.stop_button, self.status])])
@@ -211,7 +211,7 @@ class StepTurn(W.VBox):
         outcome = self.outcome
         ended = getattr(outcome, "ended", "")
         if ended == "interrupted" or (outcome is None and stopped):
-            self._set_status("stopped: the session keeps its last complete step", FG_DIM)
+            self._set_status("stopped: nothing of this turn is stored in the session (the recorder keeps it)", FG_DIM)
         elif outcome is None or ended == "error":
             why = f": {outcome.error}" if outcome is not None and outcome.error else ""
             self._set_status(f"✖ the turn ended with an error{why}", ERROR)
@@ -222,7 +222,7 @@ class StepTurn(W.VBox):
         self.ended.set()
 
     def stop(self) -> None:
-        """End the turn at its last complete step (Stop button, `%cireil stop`, a kernel interrupt)."""
+        """End the turn, storing nothing of it (Stop button, `%cireil stop`, a kernel interrupt)."""
         if self.submitted is not None and not self.submitted.done():
             self._set_status("stopping…", FG_DIM)
             self.submitted.cancel()

@@ -4,7 +4,7 @@
 The turn runs on the runtime thread and reports events there; they are queued and drawn by the
 cell's own thread, which waits for the turn anyway. Drawing from the cell's thread keeps every
 output in that cell and in order. A kernel interrupt cancels the turn, which puts the session back
-to its last complete step; what was drawn stays.
+where it was before the turn (nothing of it is stored); what was drawn stays.
 """
 
 from __future__ import annotations
@@ -159,7 +159,10 @@ class TurnView:
             submitted.cancel_and_wait()
             self._drain()
             elapsed = time.perf_counter() - self.started
-            ended = f"turn interrupted after {elapsed:.1f} s: the session keeps its last complete step"
+            ended = (
+                f"turn interrupted after {elapsed:.1f} s: nothing of it is stored in the session "
+                "(the turn recorder keeps it)"
+            )
             self._show(chat.notice_line(ended))
             raise interrupted(f"agent turn interrupted after {elapsed:.1f} s") from None
         return outcome

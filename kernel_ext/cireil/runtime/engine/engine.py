@@ -277,12 +277,24 @@ class Engine:
         asked earlier still counts); `record=False` keeps the turn recorder out (a replay). A provider gone from
         engine.toml since a recorded turn is the default one again, with a notice (EngineConfig.choose)."""
         async with self.exclusive():
+            from ..sessions.store import SessionReadOnly
+
+            if session.platform in ("discord", "matrix"):  # refused before the model is called or anything stored
+                raise SessionReadOnly(
+                    f"session {session.id} is a {session.platform.title()} session: cireil has no {session.platform} "
+                    f"channel to answer in, so it runs no turn there; read what the original stored with "
+                    f"read-session, and see the request it sends with agent.prompt(session={session.id!r})"
+                )
             store = self.host.store
             reason = store.read_only_reason(session) if store is not None else None
             if reason is not None:  # refused before the model is called or anything is stored (§6.3)
-                from ..sessions.store import SessionReadOnly
-
                 raise SessionReadOnly(reason)
+            conflict = store.conflict_reason(session) if store is not None else None
+            if conflict is not None:
+                from ..sessions.store import SessionConflict
+
+                self.host.forget_session(session.id)
+                raise SessionConflict(conflict)
             notices = self.host.refresh()  # tools.toml re-read now; this turn keeps the set it gets
             chosen, model_name, model_cfg, more = self.resolve(session, provider, model)
             # like engine.toml, read at every turn; a wrong limit fails here, before anything is committed

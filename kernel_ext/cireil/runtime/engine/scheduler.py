@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from .runner import TurnRunner
 
 
+_RECHECK_S = 30.0  # how often a job left to a running original is looked at again
+
+
 class Scheduler:
     def __init__(self, engine: TurnRunner) -> None:
         self.engine = engine
@@ -66,6 +69,13 @@ class Scheduler:
         engine = self.engine
         host = engine.host
         self._timers.pop(job["id"], None)
+        store = host.store
+        if store is not None and store.job_left_to_original(job["id"]):
+            # the running original loaded this job at its start and runs it (then deletes its row); should it
+            # stop first, the row is still there when cireil looks again, and cireil runs it then
+            loop = asyncio.get_running_loop()
+            self._timers[job["id"]] = loop.call_later(_RECHECK_S, lambda: self._recheck(job))
+            return
         session = host.session_for(f"cron:{host.slug}:{job['id']}")
         try:
             outcome = await engine.run_turn(session, msgs.user_message(job["prompt"]), on_event=lambda e: None)
@@ -78,6 +88,13 @@ class Scheduler:
         delivered = self._announce(job, text)
         if ok and delivered and host.store is not None:
             host.store.delete_job(job["id"])
+
+    def _recheck(self, job: dict) -> None:
+        store = self.engine.host.store
+        if store is not None and any(j.get("id") == job["id"] for j in store.jobs()):
+            self.engine.spawn(self.fire(job))
+        else:
+            self._timers.pop(job["id"], None)  # the original ran it
 
     def _announce(self, job: dict, text: str) -> bool:
         if job.get("delivery", "announce") == "none" or not text:

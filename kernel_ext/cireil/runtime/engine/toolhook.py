@@ -9,7 +9,7 @@
 
 `fn` may be a plain function (run in a worker thread, so it may block, e.g. on input()) or a coroutine
 function. `ToolDecision.mock(result)` gives the model `result` instead of running the tool. An interrupt
-while `fn` is deciding ends the turn at its last complete step, as any interrupt does.
+while `fn` is deciding ends the turn, storing nothing of it, as any interrupt does.
 """
 
 from __future__ import annotations

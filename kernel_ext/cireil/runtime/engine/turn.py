@@ -223,10 +223,9 @@ class Turn:
         for text in self.notices:
             self.emit({"type": "notice", "text": text})
         if user is not None:
+            # stored with the rest of the turn at its end, or not at all (as the original: nothing of a turn in
+            # progress is in sessions.db, and a failed one leaves no trace there; the recorder keeps its own)
             self._add(user)
-            if user.get("persistent", True) is not False:  # a heartbeat's prompt is not the person's activity
-                self.session.last_activity = user["timestamp"]
-            self._commit()
         conversation = Conversation(
             store=self.host.store,
             trigger_message_id=user["id"] if user else None,
@@ -258,7 +257,6 @@ class Turn:
                 model_s = time.perf_counter() - model_started
                 if reply is None:  # a failed attempt that may be retried; its messages (if any) are queued
                     retries += 1
-                    self._commit()
                     self._timing(step_started, model_s, 0.0)
                     continue
                 # a provider that echoes a configured key in its reply: the echo is not kept (base/secrets.py)
@@ -281,11 +279,11 @@ class Turn:
                 tools_started = time.perf_counter()
                 ended = await self._run_calls(msgs.tool_calls(reply.message), conversation, failures, disabled, step)
                 tools_s = time.perf_counter() - tools_started
-                self._commit()
                 self._timing(step_started, model_s, tools_s)
                 if ended:
                     self.outcome.ended = ended
                     break
+            self._commit()
         except asyncio.CancelledError:
             self._rollback()
             self.outcome.ended = "interrupted"

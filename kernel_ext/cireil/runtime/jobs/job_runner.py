@@ -78,6 +78,7 @@ class JobRunner:
         self._task: asyncio.Task | None = None
         self._wanted = False  # start() asked for the loop (it begins on the runtime thread a moment later)
         self._runs: set[asyncio.Task] = set()
+        self.left_to: list[int] | None = None  # pids of the running original the jobs are left to, or None
 
     # -- the file --------------------------------------------------------------------------------
     def _file_fingerprint(self) -> tuple[bytes | None, bytes | None]:
@@ -105,7 +106,11 @@ class JobRunner:
         self.jobs, self.problems = load_jobs(directory)
         self.heartbeat, heartbeat_problems = load_heartbeat(directory)
         self.problems += heartbeat_problems
-        now = now or self.clock()
+        self._arm(now or self.clock())
+        return True
+
+    def _arm(self, now: datetime) -> None:
+        """Every enabled job and the heartbeat at their first time after `now`, as after a start."""
         self.next = {}
         for job in [j for j in self.jobs if j.enabled]:
             try:
@@ -120,7 +125,6 @@ class JobRunner:
                 self.problems.append(f"{HEARTBEAT_FILE}: the interval cannot be scheduled; the heartbeat stops")
             else:
                 self.next[PULSE] = at
-        return True
 
     @staticmethod
     def _first(job: Job, now: datetime) -> datetime | None:
@@ -159,6 +163,8 @@ class JobRunner:
         """One round: re-read the file if it changed, start every job that is due. Returns the started runs."""
         now = now or self.clock()
         self.reload(now)
+        if self._left_to_original(now):
+            return []
         started = []
         for job in self.due(now):
             self.next[job.id] = None  # re-armed when this run ends
@@ -167,6 +173,31 @@ class JobRunner:
             self.next[PULSE] = None
             started.append(self._spawn_pulse(rearm=True))
         return started
+
+    def _left_to_original(self, now: datetime) -> bool:
+        """While the original runs this agent, its scheduler runs these same jobs: cireil fires none of them
+        (each would run twice), only moves their times on as if it had; when the original stops, every job is
+        armed afresh from that moment, so none it may just have run fires again here."""
+        store = self.engine.host.store
+        pids = store.holders() if store is not None else []
+        if pids:
+            if self.left_to is None:
+                self._notice(
+                    f"the original runtime is running this agent (pid {', '.join(map(str, pids))}) and runs its cron "
+                    "jobs and heartbeat: cireil leaves them to it while it runs; run one here by hand with "
+                    "%cireil jobs run ID (agent.jobs.run_now(ID))"
+                )
+            self.left_to = pids
+            for job in self.due(now):
+                self.next[job.id] = self._after_run(job, now)
+            if self._pulse_due(now) and self.heartbeat is not None:
+                self.next[PULSE] = _later(now, self.heartbeat.interval)
+            return True
+        if self.left_to is not None:
+            self.left_to = None
+            self._arm(now)
+            self._notice("the original runtime has stopped: cireil runs this agent's cron jobs and heartbeat again")
+        return False
 
     def _spawn_pulse(self, *, rearm: bool) -> asyncio.Task:
         self.running.add(PULSE)
@@ -330,7 +361,6 @@ class JobRunner:
         if engine.busy:
             return self._record(PULSE, f"skipped: {target} is busy with another turn", False)
         session = host.session_for(target)
-        before = session.last_activity
         events: list[dict] = []
         user = msgs.user_message(PROMPT, persistent=False)  # the original adds it with persist: false
         try:
@@ -342,14 +372,6 @@ class JobRunner:
         except Exception as exc:
             self._notice(f"heartbeat: ⚠️ Engine error: {mask(str(exc))}")
             return self._record(PULSE, f"⚠️ Engine error: {mask(str(exc))}", False)
-        finally:
-            if session.last_activity != before:  # a pulse is not the person's activity ("last" stays theirs)
-                session.last_activity = before
-                if host.store is not None:
-                    try:
-                        host.store.save_state(session)
-                    except SessionError as exc:  # a full disk or a read-only sessions.db: said, never raised here
-                        self._notice(f"heartbeat: {exc}")
         text = outcome.responses[-1].get("content", "") if outcome.responses else ""
         visible = heartbeat.show_ok if text.strip() == OK_REPLY else heartbeat.show_alerts
         if visible:

@@ -146,8 +146,8 @@ def _cron(report: Report, in_root: bool = False) -> None:
     if in_root and jobs:
         report.note(
             (),
-            "these jobs run in cireil while the kernel lives: if `cireilclaw run` serves this agent at the same "
-            "time, each job runs twice",
+            "these jobs run in cireil while the kernel lives, except while `cireilclaw run` serves this agent: "
+            "then cireil leaves them to it (no job runs twice) and `%cireil jobs run ID` runs one here by hand",
         )
 
 
@@ -165,8 +165,8 @@ def _heartbeat(report: Report, directory: Path, in_root: bool) -> None:
     if in_root:
         report.note(
             ("enabled",),
-            "the heartbeat pulses in cireil while the kernel lives: if `cireilclaw run` serves this agent at the "
-            "same time, it pulses in both",
+            "the heartbeat pulses in cireil while the kernel lives, except while `cireilclaw run` serves this "
+            "agent: then cireil leaves it to the original (it never pulses in both)",
         )
 
 

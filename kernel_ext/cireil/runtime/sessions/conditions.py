@@ -3,7 +3,8 @@
 The original's rule language (upstream-formats §3.3, runtime-behavior §2.4): three optional tables
 `blocks`, `memories` and `workspace`, each mapping a name or path key to `{action, when, mode}`.
 A condition is one of `tui`, `internal`, `discord:nsfw`, `discord:dm`, `discord:dm:<id>`,
-`discord:guild:<id>`, `discord:channel:<id>`, `discord:forum:<id>`, optionally negated with `!`.
+`discord:guild:<id>`, `discord:channel:<id>`, `discord:forum:<id>` (ids: digits only, as the original), optionally
+negated with `!`.
 
 Path decision, as the original: no key matches -> allow; a matching `deny` whose `when` holds -> deny;
 else a matching `allow` whose `when` holds -> allow; else deny. Unlike the original, both the
@@ -35,7 +36,12 @@ if TYPE_CHECKING:
 
 PATH_TABLES = ("memories", "workspace")
 TABLES = ("blocks", *PATH_TABLES)
-_CONDITION = re.compile(r"^(!?)(tui|internal|discord:nsfw|discord:dm|discord:(dm|guild|channel|forum):([0-9]+))$")
+# The original's schema (config/schemas/conditions.ts): ids are ASCII digits only, as its `\d` with the u flag
+# is. Matched whole (fullmatch): `$` alone would also take a trailing newline, which the original refuses.
+# Its own tests use ids such as `guild1`, but only in rules built in code: its conditions.toml loader refuses
+# them (verified with its valibot schema), so cireil does too, saying so.
+_CONDITION = re.compile(r"(!?)(tui|internal|discord:nsfw|discord:dm|discord:(dm|guild|channel|forum):([0-9]+))")
+_NAMED_ID = re.compile(r"!?discord:(dm|guild|channel|forum):(.*)", re.DOTALL)
 SUPPORTED = (
     "[!]discord:nsfw, [!]discord:dm, [!]discord:dm:<id>, [!]discord:guild:<id>, [!]discord:channel:<id>, "
     "[!]discord:forum:<id>, [!]tui, [!]internal"
@@ -60,7 +66,13 @@ class RuleContext:
             return cls(channel=platform)
         if platform != "discord":
             return cls()
-        meta = session.meta or {}
+        # the row's meta as the original wrote it (isNsfw, parentChannelId live only there), then what was set
+        # on the session in memory (`%cireil session --channel discord --guild ...`)
+        stored = (getattr(session, "store_state", None) or {}).get("meta")
+        meta = {
+            **(stored if isinstance(stored, dict) else {}),
+            **{k: v for k, v in (session.meta or {}).items() if v is not None},
+        }
         # the id is discord:<channelId>|<guildId> (guild) or discord:<dmChannelId>; meta wins when present
         ident = session.id[len("discord:") :]
         channel_id, _, guild = ident.partition("|")
@@ -98,7 +110,7 @@ class Condition:
 
     @classmethod
     def parse(cls, text: str) -> Condition | None:
-        m = _CONDITION.match(text)
+        m = _CONDITION.fullmatch(text)
         if m is None:
             return None
         if m.group(3):
@@ -258,11 +270,23 @@ def _parse_when(check: Checker, where: tuple, raw: str | list) -> tuple[Conditio
     out: list[Condition] = []
     for item in [raw] if isinstance(raw, str) else raw:
         cond = Condition.parse(item) if isinstance(item, str) else None
-        if cond is None:  # the original's wording
-            check.fail(where, f"Invalid condition format {item!r}. Supported: {SUPPORTED}")
+        if cond is None:  # the original's wording, then why
+            check.fail(where, f"Invalid condition format {item!r}. Supported: {SUPPORTED}{_why(item)}")
         else:
             out.append(cond)
     return tuple(out)
+
+
+def _why(item: Any) -> str:
+    """What is wrong with an id the original refuses too; '' for other mistakes (the supported list says it)."""
+    named = _NAMED_ID.fullmatch(item) if isinstance(item, str) else None
+    if named is None:
+        return ""
+    kind, ident = named.groups()
+    return (
+        f" (the {kind} id {ident!r} is not a Discord id: ids are digits only, as Discord shows them with Developer "
+        "Mode on; the original CireilClaw refuses this file too)"
+    )
 
 
 def _rule_fields(table: str) -> dict[str, Any]:

@@ -182,6 +182,42 @@ def parse_history(text: str) -> list[Any]:
     return value
 
 
+_GAP = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
+
+
+def parse_history_spans(text: str) -> tuple[list[Any], list[tuple[int, int]] | None]:
+    """parse_history, with where each element's text lies in `text` (None when the array cannot be split so):
+    an unchanged element is written back as those very characters, so a write costs what changed (store.py)."""
+    decoder = json.JSONDecoder()
+    elements: list[Any] = []
+    spans: list[tuple[int, int]] = []
+    try:
+        at = _GAP.match(text, 0).end()
+        if text[at : at + 1] != "[":
+            raise ValueError("not an array")
+        at = _GAP.match(text, at + 1).end()
+        if text[at : at + 1] == "]":
+            end = at + 1
+        else:
+            while True:
+                value, end = decoder.raw_decode(text, at)
+                elements.append(value)
+                spans.append((at, end))
+                at = _GAP.match(text, end).end()
+                if text[at : at + 1] == ",":
+                    at = _GAP.match(text, at + 1).end()
+                    continue
+                if text[at : at + 1] != "]":
+                    raise ValueError("no , or ] after an element")
+                end = at + 1
+                break
+        if _GAP.match(text, end).end() != len(text):
+            raise ValueError("text after the array")
+    except (ValueError, RecursionError):
+        return parse_history(text), None  # says what is wrong as parse_history does, or reads it without spans
+    return elements, spans
+
+
 # -- writing ------------------------------------------------------------------------------------------
 
 

@@ -7,8 +7,6 @@ never stored. A row's id must be the one the original derives from its channel a
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 from .state import platform_of
@@ -78,32 +76,3 @@ def id_problem(row_id: str, channel: Any, meta: Any) -> str | None:
     if derived != row_id:
         return f"its id does not match its channel {channel!r} and meta (the original would use {derived!r})"
     return None
-
-
-def other_holders(path: Path) -> list[int]:
-    """Processes other than this one with the file (or its WAL) open: on Linux, their /proc/<pid>/fd links."""
-    try:
-        real = os.path.realpath(path)
-    except OSError:
-        return []
-    targets = {real, real + "-wal"}
-    me = os.getpid()
-    found: list[int] = []
-    try:
-        entries = list(os.scandir("/proc"))
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            for fd in os.scandir(f"/proc/{entry.name}/fd"):
-                try:
-                    if os.readlink(fd.path) in targets:
-                        found.append(int(entry.name))
-                        break
-                except OSError:
-                    continue
-        except OSError:
-            continue
-    return found

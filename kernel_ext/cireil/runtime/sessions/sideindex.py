@@ -152,10 +152,12 @@ class SideIndex:
         *,
         offset: int = 0,
         before: tuple[int, str] | None = None,
+        prefix_hash: str | None = None,
     ) -> None:
         """Index positions first.. of a session; history[i] is the stored element at position offset + i.
 
-        `before`: (message count, preview) of the positions before `offset` when history is only a tail."""
+        `before`: (message count, preview) of the positions before `offset` when history is only a tail;
+        `prefix_hash`: the hash of row[2][:-1] when the caller has it already (carried on from its last write)."""
         mem_id = memory_id(row_id)
         old = side.execute("SELECT rowid, text FROM search WHERE row_id = ? AND pos >= ?", (row_id, first)).fetchall()
         for rowid, text in old:  # a contentless index forgets a row only when told the text it was given
@@ -198,7 +200,7 @@ class SideIndex:
                 to_epoch(row[4]),
                 offset + len(history),
                 len(text) - 1,
-                _prefix_hash(text[:-1]),
+                prefix_hash or _prefix_hash(text[:-1]),
             ),
         )
 

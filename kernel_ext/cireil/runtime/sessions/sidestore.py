@@ -79,12 +79,27 @@ CREATE TABLE IF NOT EXISTS attachments (
 CREATE INDEX IF NOT EXISTS attachments_by_message ON attachments (session_id, message_id);
 """
 
+# Added to version 1 files as they are opened (CREATE ... IF NOT EXISTS): what cireil knows of a running
+# original, to tell which sessions it has in memory (store.py, SessionStore._in_memory_of).
+_SHARING = """
+CREATE TABLE IF NOT EXISTS original_holders (
+    pid INTEGER NOT NULL,
+    started INTEGER NOT NULL,         -- /proc/<pid>/stat start time: with the pid, one process
+    first_seen REAL NOT NULL,         -- Unix time a cireil first saw it with sessions.db open
+    PRIMARY KEY (pid, started)
+);
+CREATE TABLE IF NOT EXISTS row_births (
+    session_id TEXT PRIMARY KEY,      -- a sessions.db row cireil created
+    born REAL NOT NULL                -- Unix time just after the commit that created it
+);
+"""
+
 
 def open_memory_side() -> sqlite3.Connection:
     """A side file in memory, for an agent folder cireil cannot write: the index is rebuilt at each load and
     the extras of this process are lost at its end (sessions.db itself is then read-only too)."""
     db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
+    db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}{_SHARING}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
     return db
 
 
@@ -105,4 +120,6 @@ def open_side(agent_dir: Path) -> sqlite3.Connection:
         return open_side(agent_dir)
     if version == 0:
         db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'row_births'").fetchone() is None:
+        db.executescript(f"BEGIN IMMEDIATE;{_SHARING}COMMIT;")
     return db

@@ -2,7 +2,7 @@
 
 A Session is the in-memory form; runtime.sessions.store persists it (one sessions.db per agent).
 Tools change `opened_files`, `active_sections` and `pending_media` in place; the engine appends
-to `history` and commits through the store.
+to `history`, replaces the output of superseded reads in place (`rewrite_output`), and commits through the store.
 """
 
 from __future__ import annotations
@@ -63,6 +63,26 @@ class Session:
     # adapter does when a session connects; it is not written to sessions.db.
     grant: frozenset[str] | None = None
 
+    # Stored messages a model call changed in place since the last checkpoint (a read superseded, which the
+    # original saves): (message, its output before). restore() puts them back, as the original's turn snapshot
+    # does; a checkpoint (state()) makes them final.
+    rewritten: list[tuple[dict, Any]] = field(default_factory=list, repr=False, compare=False)
+
+    # id() of stored messages changed in place since the session was last written: the store encodes only
+    # these and the messages appended (sessions/rowtext.py). Change a stored message in place through
+    # touch(), or replace it in `history` with a new dict (which the store notices by itself).
+    touched: set[int] = field(default_factory=set, repr=False, compare=False)
+
+    def touch(self, message: dict) -> None:
+        """Say that `message`, a message of `history`, was changed in place: the next write stores it."""
+        self.touched.add(id(message))
+
+    def rewrite_output(self, message: dict, output: Any) -> None:
+        """Give a message of `history` another output in place: the message stays the one the store knows."""
+        self.rewritten.append((message, message.get("output")))
+        message["output"] = output
+        self.touch(message)
+
     def allows(self, tool: Grantable) -> bool:
         """Whether the grant lets a turn use `tool`; a tool declared `always_granted` (a way to end the turn) is
         never withheld."""
@@ -73,7 +93,9 @@ class Session:
         self.active_sections.pop(sandbox_path, None)
 
     def state(self) -> dict[str, Any]:
-        """Everything but the history, as a deep copy: what a turn restores when it is interrupted."""
+        """Everything but the history, as a deep copy: what a turn restores when it is interrupted. A checkpoint:
+        restore() goes back to the latest one."""
+        self.rewritten.clear()
         return copy.deepcopy(
             {
                 "opened_files": self.opened_files,
@@ -88,6 +110,10 @@ class Session:
         )
 
     def restore(self, state: dict[str, Any]) -> None:
+        while self.rewritten:  # newest first: a message changed twice gets its first output back
+            message, output = self.rewritten.pop()
+            message["output"] = output
+            self.touch(message)
         state = copy.deepcopy(state)
         del self.history[state.pop("history_len") :]
         for key, value in state.items():

@@ -6,17 +6,21 @@ made is used as it is, a new one is made as the original would make it, and only
 Whatever cireil needs beyond that (the query-sessions index, per-message extras) lives in its side file
 (sidestore.py), rebuilt from sessions.db when missing or stale.
 
-Sharing the agent with a running original (§6): every write is one short `BEGIN IMMEDIATE` transaction
-that re-reads the row and refuses (SessionConflict) when it is not what this session was loaded from;
-only committed steps are written; while another process has sessions.db open, the sessions the original
-owns are read-only here (SessionReadOnly) and only cireil's own `internal:` sessions are written.
+Sharing the agent with a running original (§6): a turn is written once, whole, when it ends, in one short
+`BEGIN IMMEDIATE` transaction that checks the row is what this session was loaded from (SessionConflict
+otherwise) and, with the write lock held, asks afresh whether the original runs (holders.py) and whether it
+would write this session back from its memory (SessionReadOnly then: its Discord sessions, and the session a
+`main` cron job or the heartbeat runs in). A write encodes only what changed since the last one (rowtext.py).
 The runtime loop thread and the kernel's main thread share the connections behind one lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
+import gc
+import hashlib
 import json
 import os
 import re
@@ -27,7 +31,6 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +39,10 @@ from ..files.safefs import read_host_file
 from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
+from .holders import Holder, HolderProbe
 from .messages import now_iso
-from .rowids import channel_for, id_problem, memory_id, meta_for_new, other_holders, stored_id
+from .rowids import channel_for, id_problem, memory_id, meta_for_new, stored_id
+from .rowtext import Plan, RowText, preview_before, signature
 from .sideindex import BadText, SideIndex, channel_of, preview_of, to_epoch
 from .sideindex import text_of_row as _text
 from .sidestore import SIDE_FILE, open_memory_side, open_side
@@ -46,7 +51,10 @@ from .state import Session, platform_of
 IMAGES_DIR = "images"
 _ROW = "channel, meta, history, opened_files, last_activity, history_cursor, active_file_sections"
 _PRUNE_WARNED = "prune_warned_at"  # cireil's name for the original's meta.lastContextWarningCursor
-_HOLDERS_TTL = 2.0
+# How long after a cireil first saw the original hold sessions.db its load is surely done: it opens the file
+# and reads every row within milliseconds (`initDb` then `loadSessions`, upstream-formats §6.1); the snapshot
+# of that read starts before this margin is up, whatever the database's size
+_SETTLE_S = 2.0
 
 
 __all__ = [
@@ -83,25 +91,22 @@ def _write_problem(exc: BaseException) -> str:
     return f"the write failed ({text}); check the disk, then try again"
 
 
-def _iso_activity(value: Any) -> str | None:
-    """last_activity exactly as Date.toISOString() writes it (§7), from any ISO-8601 cireil holds."""
-    epoch = to_epoch(value)
-    if epoch is None:
-        return None
-    return us.iso_ms(datetime.fromtimestamp(epoch, UTC))
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic collection while one session's history is built (nothing in it is cyclic garbage): without
+    this, building 10,000 messages took 5x as long, most of it collections walking the growing list."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _summaries_sig(summaries: list[dict]) -> str:
     keys = ("slug", "displayName", "startMessageId", "endMessageId", "preserve", "summary")
     return json.dumps(sorted(([s.get(k) for k in keys] for s in summaries), key=str))
-
-
-def _signature(element: dict) -> str:
-    """What ties cireil's extras to one stored message: its role, time and id (cheap; an edit of the text by
-    the original keeps them, a different message at that position does not)."""
-    content = element.get("content")
-    call = content.get("id") if isinstance(content, dict) and content.get("type") == "toolResponse" else ""
-    return f"{element.get('role')}|{element.get('timestamp')}|{element.get('id', '')}|{call}"
 
 
 def _weak_match(store: SessionStore) -> Any:
@@ -126,7 +131,7 @@ class SessionStore(SideIndex):
         self.images_dir = self.agent_dir / IMAGES_DIR
         self._lock = threading.RLock()
         self._matcher: Any = None  # the query being run, for the SQL function below
-        self._holders: tuple[float, list[int]] = (0.0, [])
+        self._probe = HolderProbe(self.path, self.agent_dir / SIDE_FILE)
         self._data_version: int | None = None
         self.notes: list[str] = []  # what happened on opening, for load_notes
         self.created = False  # set by _open_upstream
@@ -268,13 +273,38 @@ class SessionStore(SideIndex):
         return text is not None and self._matcher.test(text)
 
     def holders(self) -> list[int]:
-        """Other processes with sessions.db open (the original's `run`, most likely); cached briefly."""
-        at, pids = self._holders
-        now = time.monotonic()
-        if now - at > _HOLDERS_TTL:
-            pids = other_holders(self.path)
-            self._holders = (now, pids)
-        return pids
+        """Other processes with sessions.db open that are not cireil (the original's `run`, most likely), asked
+        afresh (holders.py): a cached answer let turns be stored just as the original loaded the session."""
+        return [holder.pid for holder, _ in self._originals()]
+
+    def _originals(self) -> list[tuple[Holder, float]]:
+        """The running originals, each with the Unix time a cireil first saw it hold sessions.db."""
+        found = [h for h in self._probe.holders() if not h.cireil]
+        if not found:
+            return []
+        now = time.time()
+        seen: dict[tuple[int, int], float] = {}
+        try:
+            with self._side_transaction() as side:
+                for holder in found:
+                    side.execute(
+                        "INSERT OR IGNORE INTO original_holders (pid, started, first_seen) VALUES (?, ?, ?)",
+                        (holder.pid, holder.started, now),
+                    )
+                    row = side.execute(
+                        "SELECT first_seen FROM original_holders WHERE pid = ? AND started = ?",
+                        (holder.pid, holder.started),
+                    ).fetchone()
+                    seen[(holder.pid, holder.started)] = row[0] if row else now
+                # a holder gone is a process that loaded its sessions and has ended: when it (or another)
+                # opens the file again, it loads again, and is first seen then
+                live = [(h.pid, h.started) for h in found]
+                for pid, started in side.execute("SELECT pid, started FROM original_holders").fetchall():
+                    if (pid, started) not in live:
+                        side.execute("DELETE FROM original_holders WHERE pid = ? AND started = ?", (pid, started))
+        except sqlite3.Error:
+            pass  # no side file to remember it in: each holder counts as first seen now (the careful answer)
+        return [(h, seen.get((h.pid, h.started), now)) for h in found]
 
     # -- reading rows -----------------------------------------------------------------------------
 
@@ -334,16 +364,32 @@ class SessionStore(SideIndex):
             raise SessionFormatError(f"sessions.db: session {memory_id(row_id)}: {problem}; it was left unchanged")
         return history, elements, meta
 
+    def _decode_spans(self, row_id: str, row: tuple) -> tuple[list[dict], list, dict, list[tuple[int, int]] | None]:
+        """_decode, with where each element's text lies in the row's history text."""
+        problem, meta = self._row_problem(row_id, row)
+        spans = None
+        if problem is None:
+            try:
+                elements, spans = hj.parse_history_spans(row[2] if isinstance(row[2], str) else "")
+                history = [hj.decode_message(e, i, self._load_image) for i, e in enumerate(elements)]
+            except hj.HistoryFormatError as exc:
+                problem = str(exc)
+        if problem is not None:
+            raise SessionFormatError(f"sessions.db: session {memory_id(row_id)}: {problem}; it was left unchanged")
+        return history, elements, meta, spans
+
     def get(self, session_id: str) -> Session | None:
         """The stored session, or None; SessionFormatError (one line) when its row cannot be read."""
         row_id = stored_id(session_id)
         if row_id is None:
             return None
         with self._lock:
+            version = self._db.execute("PRAGMA data_version").fetchone()[0]  # before the read: never too new
             row = self._raw_row(self._db, row_id)
             if row is None:
                 return None
-            history, elements, meta = self._decode(row_id, row)
+            with _gc_paused():  # tens of thousands of new containers: each GC pass would walk them all again
+                history, elements, meta, spans = self._decode_spans(row_id, row)
             extras = {
                 pos: (fp, json.loads(ex))
                 for pos, fp, ex in self.side.execute(
@@ -354,8 +400,10 @@ class SessionStore(SideIndex):
                 "SELECT created, meta, summaries FROM session_extras WHERE session_id = ?", (row_id,)
             ).fetchone()
             summaries = self._summaries(row_id)
+        side_extras: dict[int, dict] = {}
         for pos, (fp, extra) in extras.items():
-            if pos < len(elements) and _signature(elements[pos]) == fp:
+            if pos < len(elements) and signature(elements[pos]) == fp:
+                side_extras[pos] = copy.deepcopy(extra)  # as encode_message gives it back for this message
                 parts = history[pos].get("content")
                 for index, keys in extra.pop("parts", {}).items():
                     if isinstance(parts, list) and int(index) < len(parts):
@@ -386,10 +434,12 @@ class SessionStore(SideIndex):
             meta=cireil_meta,
         )
         session.store_state = {"row_id": row_id, "base": tuple(row), "meta": meta, "count": len(elements)}
+        session.store_state["data_version"] = version
         session.store_state["committed"] = {id(m) for m in history}
         session.store_state["summaries_sig"] = _summaries_sig(summaries)
-        # each message's stored element: an unchanged message is written back byte for byte (key order too)
-        session.store_state["loaded"] = {id(m): e for m, e in zip(history, elements, strict=True)}
+        # each message's stored element and text: an unchanged message is written back byte for byte, unencoded
+        with _gc_paused():
+            session.store_state["rows"] = RowText.loaded(history, elements, row[2], spans, side_extras)
         return session
 
     def _summaries(self, row_id: str) -> list[dict]:
@@ -439,10 +489,42 @@ class SessionStore(SideIndex):
     # -- writing ----------------------------------------------------------------------------------
 
     def read_only_reason(self, session: Session) -> str | None:
-        """Why this session must not be written now (§6.3), or None."""
+        """Why this session must not be written now (§6.3), or None: asked before a turn starts, and again
+        inside the transaction that stores it (`_sharing_problem`), where the answer is final."""
         row_id = stored_id(session.id)
         if row_id is None:
             return None
+        fixed = self._fixed_reason(session, row_id)
+        if fixed is not None:
+            return fixed
+        with self._lock:
+            return self._sharing_problem(self._db, session.id, row_id)
+
+    def conflict_reason(self, session: Session) -> str | None:
+        """Why a turn in this session would end refused by the commit's compare-and-swap (another process wrote
+        the row since cireil read it, or the row cannot be read), or None: asked before the turn starts, so the
+        model is not called for a turn that could not be stored. Costs one row read, and only after another
+        connection wrote to sessions.db (PRAGMA data_version)."""
+        row_id = stored_id(session.id)
+        if row_id is None:
+            return None
+        state = getattr(session, "store_state", None)
+        base = state.get("base") if state else None
+        with self._lock:
+            version = self._db.execute("PRAGMA data_version").fetchone()[0]
+            if state is not None and base is not None and len(base) > 1 and state.get("data_version") == version:
+                return None
+            current = self._raw_row(self._db, row_id)
+        if (tuple(current) if current else None) == (tuple(base) if base else None):
+            if state is not None:
+                state["data_version"] = version
+            return None
+        return (
+            f"session {session.id} changed in sessions.db since cireil read it (another process wrote it, or its "
+            "row cannot be read); nothing was sent or stored: cireil reads it again, send the message again to continue"
+        )
+
+    def _fixed_reason(self, session: Session, row_id: str) -> str | None:
         if not self.current:
             return (
                 f"sessions.db was last opened by an older CireilClaw (its migrations are not all applied); "
@@ -451,28 +533,89 @@ class SessionStore(SideIndex):
         state = getattr(session, "store_state", None) or {}
         if state.get("legacy"):
             return f"session {session.id} has a legacy id the original renames at load; cireil leaves it read-only"
-        pids = self.holders()
-        if not pids:
-            return None
-        targeted = self._run_targets().get(row_id)
-        if targeted is not None:
-            return (
-                f"session {session.id} is the target of {targeted}, which the original runtime (running: pid "
-                f"{', '.join(map(str, pids))}) runs inside it and saves; it is read-only here while that process runs"
-            )
-        if channel_for(row_id) == "internal" and (state.get("base") is None or self._own(row_id)):
-            return None  # a session the original cannot know about: cireil's own (§6.3 item 5)
-        return (
-            f"session {session.id} belongs to the original runtime, which has sessions.db open "
-            f"(pid {', '.join(map(str, pids))}); it is read-only here while that process runs"
-        )
+        return None
 
-    def _run_targets(self) -> dict[str, str]:
-        """Sessions a running original writes by itself: `main` cron jobs and the heartbeat run inside their
-        target and save it (upstream-formats §3.4, §3.5). Session id -> what targets it."""
+    def _sharing_problem(self, db: sqlite3.Connection, shown: str, row_id: str) -> str | None:
+        """Why a running original would overwrite what cireil stores in this session, or None.
+
+        The original reads every row once at its start and later writes whole rows back from memory
+        (upstream-formats §6.1-6.2), but only in three cases: a Discord session at each of its messages; the
+        session a `main` cron job or the heartbeat runs in (named by its target, or picked by target "last":
+        the loaded session with the latest Discord activity, the first loaded one on a tie); nothing else
+        (`respond` cannot reach a notebook, TUI or internal session: `run` has no handler to send there). A
+        session none of these can pick is never written by it, loaded or not, so cireil's writes there last."""
+        originals = self._originals()
+        if not originals:
+            return None
+        pids = ", ".join(str(holder.pid) for holder, _ in originals)
+        advice = (
+            "it is read-only here while that process runs: stop the original to continue here, or continue in a "
+            "session of cireil's own that it never writes (a new notebook session: agent.use_session('NAME'))"
+        )
+        channel = channel_for(row_id)
+        if channel in ("discord", "matrix"):
+            return (
+                f"session {shown} belongs to the original runtime, which has sessions.db open (pid {pids}) and "
+                f"writes this {channel.title()} session from its memory at every message; {advice}"
+            )
+        in_memory = self._in_memory_of(row_id, [seen for _, seen in originals])
+        for what, target in self._run_targets():
+            picked = target == row_id
+            if target == "last" and in_memory:
+                picked = self._could_be_last(db, row_id)
+            if picked:
+                how = "" if target == row_id else ' (target "last": no session has newer Discord activity)'
+                return (
+                    f"session {shown} is where {what}{how} runs, and the original runtime (running: pid {pids}) "
+                    f"saves it from its memory after each run, overwriting what cireil stores; {advice}"
+                )
+        return None
+
+    def _in_memory_of(self, row_id: str, first_seen: list[float]) -> bool:
+        """Whether a running original may hold this row in memory: yes unless cireil created the row more than
+        the settling margin after every one of them was first seen holding the file (it had loaded by then)."""
+        row = self.side.execute("SELECT born FROM row_births WHERE session_id = ?", (row_id,)).fetchone()
+        if row is None:
+            return self._raw_row(self._db, row_id) is not None  # made by someone else, or before cireil noted it
+        return row[0] <= max(first_seen) + _SETTLE_S
+
+    @staticmethod
+    def _could_be_last(db: sqlite3.Connection, row_id: str) -> bool:
+        """Whether target "last" may pick this session: no other row has newer activity (only the original's
+        Discord messages set it, and cireil never does, §4.4), so ties (all unset) count as possible."""
+        mine = db.execute("SELECT last_activity FROM sessions WHERE id = ?", (row_id,)).fetchone()
+        if mine is None:
+            return False
+        newer = db.execute(
+            "SELECT 1 FROM sessions WHERE id != ? AND last_activity IS NOT NULL AND (? IS NULL OR last_activity > ?)"
+            " LIMIT 1",
+            (row_id, mine[0], mine[0]),
+        ).fetchone()
+        return newer is None
+
+    def last_active(self) -> str | None:
+        """Target "last" as the original resolves it (agent/index.ts resolveTarget): the loaded session with the
+        latest activity, the first loaded (row order) on a tie; rows it skips at load (another channel) out."""
+        best: tuple[float, str] | None = None
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, last_activity FROM sessions WHERE channel IN ('discord', 'matrix', 'tui', 'internal')"
+                " ORDER BY rowid"
+            ).fetchall()
+        for row_id, activity in rows:
+            if isinstance(row_id, BadText) or isinstance(activity, BadText):
+                continue
+            epoch = to_epoch(activity) or 0.0  # NULL and what Date.parse cannot read count as 0
+            if best is None or epoch > best[0]:
+                best = (epoch, row_id)
+        return memory_id(best[1]) if best is not None else None
+
+    def _run_targets(self) -> list[tuple[str, str]]:
+        """What of the original runs inside a session and saves it (upstream-formats §3.4, §3.5): enabled
+        `main` cron jobs and the enabled heartbeat, each with its target ("last" when unset), as (what, target)."""
         import tomllib
 
-        found: dict[str, str] = {}
+        found: list[tuple[str, str]] = []
         config = self.agent_dir / "config"
         try:
             cron = tomllib.loads(read_host_file(config / "cron.toml").decode("utf-8"))  # a FIFO: no hang
@@ -480,19 +623,19 @@ class SessionStore(SideIndex):
             cron = {}
         jobs = cron.get("jobs") if isinstance(cron.get("jobs"), list) else []
         for job in jobs:
-            if isinstance(job, dict) and job.get("execution") == "main" and isinstance(job.get("target"), str):
-                found.setdefault(job["target"], f"the cron job {job.get('id')!r} (config/cron.toml)")
+            if not isinstance(job, dict) or job.get("execution") != "main" or job.get("enabled", True) is False:
+                continue
+            target = job.get("target", "last")
+            if isinstance(target, str):
+                found.append((f"the cron job {job.get('id')!r} (config/cron.toml)", target))
         try:
             heartbeat = tomllib.loads(read_host_file(config / "heartbeat.toml").decode("utf-8"))  # a FIFO: no hang
         except (OSError, ValueError, RecursionError):
             heartbeat = {}
-        if heartbeat.get("enabled") is True and isinstance(heartbeat.get("target"), str):
-            found.setdefault(heartbeat["target"], "the heartbeat (config/heartbeat.toml)")
+        target = heartbeat.get("target", "last")
+        if heartbeat.get("enabled") is True and isinstance(target, str):
+            found.append(("the heartbeat (config/heartbeat.toml)", target))
         return found
-
-    def _own(self, row_id: str) -> bool:
-        row = self.side.execute("SELECT own FROM session_extras WHERE session_id = ?", (row_id,)).fetchone()
-        return bool(row and row[0])
 
     def _sweep_image_temps(self) -> None:
         """Temp files of image writes a killed process left (never named as images): gone after an hour."""
@@ -570,44 +713,26 @@ class SessionStore(SideIndex):
             session.store_state = state
         channel = channel_for(row_id)
         committed = state["committed"]
-        loaded: dict[int, dict] = state.get("loaded", {})
-        new_loaded: dict[int, dict] = {}
-        first_change: int | None = None
-        # everything before the database transaction: JSON, image files (written before their rows)
-        texts: list[str] = []
-        written: list[dict] = []  # the memory messages behind texts, position for position
-        extras: dict[int, tuple[str, dict]] = {}
-        refs: list[tuple[str, str]] = []
-        written_ids: set[str] = set()
-        cursor = 0
-        for index, message in enumerate(session.history):
-            if committed_only and id(message) not in committed:
-                continue
+        rows: RowText = state.setdefault("rows", RowText())
+
+        def encode(message: dict, refs: list[tuple[str, str]]) -> tuple[dict | None, dict]:
             try:
-                up, extra = hj.encode_message(message, channel, self._store_image, refs)
+                return hj.encode_message(message, channel, self._store_image, refs)
             except OSError as exc:  # an image file could not be written (a full disk): no row names it yet
                 raise self._not_written(f"session {session.id}", exc, where=self.images_dir) from None
-            if up is None:
-                continue
-            element = loaded.get(id(message))
-            if element is not None and element == up:
-                up = element  # as stored, in the original's key order
-            elif first_change is None:
-                first_change = len(texts)
-            text = hj.dumps(up)
-            new_loaded[id(message)] = up
-            if extra:
-                extras[len(texts)] = (_signature(up), extra)
-            if isinstance(up.get("id"), str):
-                written_ids.add(up["id"])
-            if index < session.cursor:
-                cursor += 1
-            texts.append(text)
-            written.append(message)
-        history_text = "[" + ",".join(texts) + "]"
+
+        # everything before the database transaction: JSON, image files (written before their rows)
+        plan = rows.plan(
+            session.history, session.cursor, session.touched, committed if committed_only else None, encode
+        )
+        texts, refs = plan.texts, plan.refs
+        written_ids, cursor, first_change = plan.written_ids, plan.cursor, plan.first_change
+        history_text = plan.history_text
         meta_text = hj.dumps(self._upstream_meta(session, state["meta"]))
         base = state["base"]
-        last_activity = _iso_activity(session.last_activity) or (base[4] if base else None)
+        # only a Discord message moves it in the original (§4.4), and its target "last" picks by it: cireil,
+        # which runs no Discord turn, keeps what the row holds (NULL for a row it creates)
+        last_activity = base[4] if base and len(base) > 4 else None  # a row made elsewhere: the CAS refuses
         new_row = (
             channel,
             meta_text,
@@ -626,12 +751,13 @@ class SessionStore(SideIndex):
         if unchanged:  # sessions.db already holds exactly this: only cireil's side file may have news
             with self._lock:
                 try:
-                    self._after_write(session, row_id, new_row, written, len(texts), extras, side_summaries, False)
+                    self._after_write(session, row_id, new_row, plan, len(texts), side_summaries, None, rows.extras)
                 except sqlite3.Error as exc:
                     raise self._not_written(f"session {session.id}", exc, where=self.agent_dir / SIDE_FILE) from None
-                state["loaded"] = new_loaded
+                rows.accept(plan)
+                session.touched.clear()
             return
-        reason = self.read_only_reason(session)
+        reason = self._fixed_reason(session, row_id)
         if reason is not None:
             raise SessionReadOnly(reason)
         if self.read_only is not None:
@@ -648,20 +774,38 @@ class SessionStore(SideIndex):
                     f"({exc}); nothing was changed, try again"
                 ) from None
             try:
-                current = self._raw_row(db, row_id)
+                # asked here, with the write lock held, right before the commit: an original that starts later
+                # reads either the row before this commit or after it, and the rule above holds for both
+                reason = self._sharing_problem(db, session.id, row_id)
+                if reason is not None:
+                    raise SessionReadOnly(reason)
+                born = time.time()  # before the commit: a row's birth is never later than it really was
+                version = db.execute("PRAGMA data_version").fetchone()[0]
+                # no other connection has committed since this session was read or written here: the row is
+                # still what it was (reading a long history back just to compare it is most of a write's cost)
+                same = base is not None and len(base) > 1 and state.get("data_version") == version
+                current = base if same else self._raw_row(db, row_id)
                 if (tuple(current) if current else None) != (tuple(base) if base else None):
                     raise SessionConflict(
                         f"session {session.id} changed in sessions.db since cireil read it (another process wrote "
                         "it); nothing was overwritten: cireil reads it again, send the message again to continue"
                     )
-                db.execute(
-                    "INSERT INTO sessions (id, channel, meta, history, opened_files, last_activity, history_cursor,"
-                    " active_file_sections) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
-                    " channel = excluded.channel, meta = excluded.meta, history = excluded.history,"
-                    " opened_files = excluded.opened_files, last_activity = excluded.last_activity,"
-                    " history_cursor = excluded.history_cursor, active_file_sections = excluded.active_file_sections",
-                    (row_id, *new_row),
+                # a plain UPDATE of a row that is there: an upsert builds the whole record twice (insert, then
+                # update on the conflict), and the record is the history, megabytes long
+                updated = (
+                    current is not None
+                    and db.execute(
+                        "UPDATE sessions SET channel = ?, meta = ?, history = ?, opened_files = ?, last_activity = ?,"
+                        " history_cursor = ?, active_file_sections = ? WHERE id = ?",
+                        (*new_row, row_id),
+                    ).rowcount
                 )
+                if not updated:
+                    db.execute(
+                        "INSERT INTO sessions (id, channel, meta, history, opened_files, last_activity,"
+                        " history_cursor, active_file_sections) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (row_id, *new_row),
+                    )
                 db.executemany(
                     "INSERT OR IGNORE INTO images (id, session_id, media_type) VALUES (?, ?, ?)",
                     [(ref, row_id, media_type) for ref, media_type in dict.fromkeys(refs)],
@@ -677,14 +821,22 @@ class SessionStore(SideIndex):
                 raise
             created_row = base is None
             state["base"] = new_row
+            state["data_version"] = version
             state["meta"] = json.loads(meta_text)
-            state["committed"] = {id(m) for m in session.history if id(m) in committed or not committed_only}
+            if not committed_only:
+                state["committed"] = set(map(id, session.history))
             first = min(state["count"], len(texts), len(texts) if first_change is None else first_change)
             state["count"] = len(texts)
-            state["loaded"] = new_loaded
+            previous = rows.extras
+            if plan.hasher is None:  # encoded whole (or the first write since the load): hashed whole, once
+                plan.hasher = hashlib.blake2b(history_text[:-1].encode("utf-8"), digest_size=16)
+            rows.accept(plan)
+            session.touched.clear()
             state["summaries_sig"] = summaries_sig
             try:
-                self._after_write(session, row_id, new_row, written, first, extras, side_summaries, created_row)
+                self._after_write(
+                    session, row_id, new_row, plan, first, side_summaries, born if created_row else None, previous
+                )
             except sqlite3.Error:
                 # sessions.db holds the session; only cireil's derived index missed it (a full disk): the next
                 # refresh compares every row's fingerprint again and re-indexes this one
@@ -727,32 +879,71 @@ class SessionStore(SideIndex):
         session: Session,
         row_id: str,
         row: tuple,
-        written: list[dict],
+        plan: Plan,
         first: int,
-        extras: dict[int, tuple[str, dict]],
         side_summaries: list[dict],
-        created_row: bool,
+        born: float | None,
+        previous: dict[int, tuple[str, dict]] | None = None,
     ) -> None:
-        """cireil's side file follows the row just written: extras, and the index from the first change on."""
+        """cireil's side file follows the row just written: extras that changed, and the index from the first
+        change on; `born`: the row was created by this write, at that time; `previous`: the extras the side
+        file holds (None: unknown, all are written again). Nothing is written when nothing changed."""
         cireil_meta = {k: v for k, v in session.meta.items() if k != _PRUNE_WARNED}
         meta_json = json.dumps(cireil_meta, default=list)
-        rows = [(row_id, pos, fp, hj.dumps(extra)) for pos, (fp, extra) in extras.items()]
         state = session.store_state or {}
-        extras_sig = hash(tuple(rows))
+        side_sig = (meta_json, hj.dumps(side_summaries), session.created)
+        old = previous if previous is not None and state.get("extras_known") else None
+        changed = [pos for pos, entry in plan.extras.items() if old is None or old.get(pos) is not entry]
+        dropped = [pos for pos in (old or {}) if pos not in plan.extras]
+        nothing = (
+            old is not None
+            and not changed
+            and not dropped
+            and born is None
+            and first >= len(plan.texts)
+            and state.get("side_sig") == side_sig
+            and state.get("indexed") == len(plan.texts)
+        )
+        if nothing:
+            return
         with self._side_transaction() as side:
-            if state.get("extras_sig") != extras_sig:
+            if old is None:
                 side.execute("DELETE FROM message_extras WHERE session_id = ?", (row_id,))
+            else:
                 side.executemany(
-                    "INSERT INTO message_extras (session_id, pos, fingerprint, extras) VALUES (?, ?, ?, ?)", rows
+                    "DELETE FROM message_extras WHERE session_id = ? AND pos = ?", [(row_id, p) for p in dropped]
                 )
-                state["extras_sig"] = extras_sig
-            side.execute(
-                "INSERT INTO session_extras (session_id, created, own, meta, summaries) VALUES (?, ?, ?, ?, ?)"
-                " ON CONFLICT(session_id) DO UPDATE SET created = COALESCE(session_extras.created, excluded.created),"
-                " own = MAX(session_extras.own, excluded.own), meta = excluded.meta, summaries = excluded.summaries",
-                (row_id, session.created, int(created_row), meta_json, hj.dumps(side_summaries)),
+            side.executemany(
+                "INSERT OR REPLACE INTO message_extras (session_id, pos, fingerprint, extras) VALUES (?, ?, ?, ?)",
+                [(row_id, pos, plan.extras[pos][0], hj.dumps(plan.extras[pos][1])) for pos in changed],
             )
-            self._index_session(side, row_id, row, written, first)
+            if state.get("side_sig") != side_sig or born is not None:
+                side.execute(
+                    "INSERT INTO session_extras (session_id, created, own, meta, summaries) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT(session_id) DO UPDATE SET created = COALESCE(session_extras.created,"
+                    " excluded.created), own = MAX(session_extras.own, excluded.own), meta = excluded.meta,"
+                    " summaries = excluded.summaries",
+                    (row_id, session.created, int(born is not None), meta_json, side_sig[1]),
+                )
+            if born is not None:
+                side.execute("INSERT OR REPLACE INTO row_births (session_id, born) VALUES (?, ?)", (row_id, born))
+            first = min(first, len(plan.texts))
+            last = preview_before(plan.written, first)
+            before = (plan.conv[first - 1] if first else 0, preview_of(last) if last is not None else "")
+            hasher = plan.hasher
+            self._index_session(
+                side,
+                row_id,
+                row,
+                plan.written[first:],
+                first,
+                offset=first,
+                before=before,
+                prefix_hash=hasher.hexdigest() if hasher is not None else None,
+            )
+        state["side_sig"] = side_sig
+        state["extras_known"] = True
+        state["indexed"] = len(plan.texts)
 
     def save_state(self, session: Session) -> None:
         """Write the session's state with its committed history (a turn in progress stays out)."""
@@ -764,10 +955,6 @@ class SessionStore(SideIndex):
     def commit(self, session: Session, new_messages: list[dict]) -> None:
         """Write the session with `new_messages` (already at the end of session.history): all of it, or nothing."""
         kept = [m for m in new_messages if m.get("persistent", True) is not False]
-        users = [m.get("timestamp") for m in kept if m.get("role") == "user" and m.get("timestamp")]
-        previous = session.last_activity
-        if users:
-            session.last_activity = users[-1]
         state = getattr(session, "store_state", None)
         fresh = state is None
         if state is None:
@@ -782,7 +969,6 @@ class SessionStore(SideIndex):
         try:
             self._write(session, committed_only=True)
         except BaseException:
-            session.last_activity = previous
             state["committed"] = before
             raise
 
@@ -863,6 +1049,18 @@ class SessionStore(SideIndex):
                 _rollback(self._db)
                 raise
 
+    def job_left_to_original(self, job_id: str) -> bool:
+        """Whether a running original runs this one-shot job itself: it reads `cron_jobs` once, at its start
+        (§4.9), so it knows a row written before it was first seen holding sessions.db (plus the margin), and
+        not one written later (that one is cireil's to run)."""
+        originals = self._originals()
+        if not originals:
+            return False
+        with self._lock:
+            row = self._db.execute("SELECT created_at FROM cron_jobs WHERE job_id = ?", (job_id,)).fetchone()
+        created = to_epoch(row[0]) if row and not isinstance(row[0], BadText) else None
+        return created is None or created <= max(seen for _, seen in originals) + _SETTLE_S
+
     def delete_job(self, job_id: str) -> None:
         with self._lock:
             if self.read_only is not None:
@@ -899,8 +1097,9 @@ class SessionStore(SideIndex):
         pids = [] if self.created else self.holders()
         if pids:
             notes.append(
-                f"open in another process (pid {', '.join(map(str, pids))}, the original runtime?): its Discord, TUI "
-                "and existing internal sessions are read-only here; notebook sessions stay writable"
+                f"open in another process (pid {', '.join(map(str, pids))}, the original runtime?): while it runs, "
+                "its Discord sessions and those its main cron jobs and heartbeat run in are read-only here (it "
+                "writes them from its memory), and it runs the cron jobs and heartbeat, not cireil"
             )
         elif not self.current:
             notes.append("last opened by an older CireilClaw: cireil reads its sessions but writes none")

@@ -29,7 +29,8 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     reactions = message.setdefault("reactions", [])
     if emoji not in reactions:
         reactions.append(emoji)
-    if in_history is not None:  # the live session: its committed part is saved, a turn in progress stays out
+    if in_history is not None:
+        ctx.session.touch(in_history)  # the live session: its committed part is saved, a turn in progress stays out
         store.save_state(ctx.session)
     elif stored is not None:
         store.update_message(ctx.session.id, message)
@@ -40,13 +41,14 @@ async def run(args: dict, ctx: ToolContext) -> dict:
 TOOL = Tool(
     name="react",
     description=(
-        "Add an emoji reaction to a message (by default the one that started this turn). Does not end the turn."
+        "Add an emoji reaction to a message. This does NOT end your turn — combine with `no-response` if you "
+        "only want to react. Only works on platforms that support reactions (check capabilities in system "
+        "prompt)."
     ),
     params=Params(
-        emoji=String(min_length=1, description="A Unicode emoji, or name:id for a custom one"),
-        message_id=String(
-            min_length=1, nullable=True, required=False, description="The message; default: this turn's trigger"
-        ),
+        emoji=String(min_length=1, description='Unicode emoji (e.g. "👍") or custom emoji in "name:id" format.'),
+        # default: the message that started this turn (run)
+        message_id=String(min_length=1, nullable=True, required=False),
     ),
     run=run,
     main_arg="emoji",
