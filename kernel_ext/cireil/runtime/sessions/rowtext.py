@@ -77,6 +77,7 @@ class RowText:
     written_ids: set[str] = field(default_factory=set)
     conv: list[int] = field(default_factory=list)
     hasher: Any = None  # over "[" + ",".join(texts), or None until first needed
+    text: str | None = None  # "[" + ",".join(texts) + "]", as last read or written
 
     @classmethod
     def loaded(
@@ -98,7 +99,7 @@ class RowText:
         }
         side = {i: (signature(elements[i]), extra) for i, extra in extras.items() if extra and i < len(elements)}
         ids = {e["id"] for e in elements if isinstance(e, dict) and isinstance(e.get("id"), str)}
-        return cls(
+        made = cls(
             kept,
             [id(m) for m in history],
             [1] * len(history),
@@ -109,6 +110,8 @@ class RowText:
             ids,
             _conversation_counts(history),
         )
+        made.text = text if spans is not None and len(spans) == len(history) else None
+        return made
 
     # -- planning -------------------------------------------------------------------------------------
     def plan(
@@ -206,7 +209,8 @@ class RowText:
             conv,
             appended_only=appended_only,
         )
-        plan.history_text = "[" + ",".join(texts) + "]"
+        same = first_change is None and len(texts) == len(self.texts) and self.text is not None
+        plan.history_text = self.text if same else "[" + ",".join(texts) + "]"  # a call that changed nothing
         plan.hasher = self._hash_after(plan, len(self.texts))
         return plan
 
@@ -284,7 +288,7 @@ class RowText:
         self.kept, self.order, self.flags = plan.kept, plan.order, plan.flags
         self.texts, self.ups, self.written = plan.texts, plan.ups, plan.written
         self.extras, self.written_ids = plan.extras, plan.written_ids
-        self.conv, self.hasher = plan.conv, plan.hasher
+        self.conv, self.hasher, self.text = plan.conv, plan.hasher, plan.history_text
 
 
 def _conversation_counts(messages: list[dict], start: int = 0) -> list[int]:
