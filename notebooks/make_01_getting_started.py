@@ -119,9 +119,11 @@ tools_toml.write_text(original)
 ## Where next
 
 - `%cireil help` lists every subcommand.
-- `cireil init my-agent` (in a terminal) scaffolds your own agent from the demo; load it with
-  `%cireil load my-agent`.
-- `cireil dry-run my-agent` checks an agent from the command line.
+- Your own agent, made from the demo: in JupyterLab's terminal (File › New › Terminal) run
+  `cireil init ~/my-agent`, or in a cell `!cireil init ~/my-agent`. Then load it here with
+  `%cireil load ~/my-agent`. `~/my-agent` is the same folder in your home directory from both places (the
+  terminal starts in the repository, this notebook in `tutorials-work/`), and nothing lands in the repository.
+- `cireil dry-run ~/my-agent` checks an agent from the command line.
 """),
     code("%cireil help"),
 ]

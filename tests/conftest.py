@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import textwrap
 from pathlib import Path
@@ -15,6 +16,18 @@ DATA = REPO / "tests" / "data"
 
 # support modules whose asserts check what tests do: pytest explains their failures as it does a test's own
 pytest.register_assert_rewrite("magicshell", "mcpkit", "widgetkit")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started as a background job of a non-interactive shell (`./dev test &` in a script, some CI
+    # runners) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the tests that
+    # interrupt something saw nothing happen (an interrupt_main() that never landed hung until pytest's 300 s
+    # timeout; a `cireil eval` child, inheriting the ignore, ran to the end and exited 0, not 130). Those tests
+    # are about what cireil does on Ctrl-C, so the suite listens for it as an interactive run does; a child
+    # started from here then begins with SIGINT's default again (exec resets a handled signal).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 MINIMAL_TOOLS = """\
 # tools for the test agent

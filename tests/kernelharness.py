@@ -71,10 +71,13 @@ class Kernel:
         self.kc.wait_for_ready(timeout=60)
         self.comm_messages: list[dict] = []
         self._other: list[dict] = []
+        self._pending: str | None = None  # the last cell submitted and not yet collected
+        self._started: set[str] = set()  # cells whose execute_input the kernel has published
 
     def submit(self, code: str) -> str:
         """Queue a cell without waiting (what a front end does when you run several cells)."""
-        return self.kc.execute(code, allow_stdin=False)
+        self._pending = self.kc.execute(code, allow_stdin=False)
+        return self._pending
 
     def collect(self, msg_id: str, timeout: float = 60) -> CellRun:
         """Wait until the cell `msg_id` is idle and its reply arrived; return what it produced."""
@@ -98,16 +101,22 @@ class Kernel:
             if reply["parent_header"].get("msg_id") == msg_id:
                 run.reply = reply["content"]
         run.status = run.reply.get("status", "")
+        if self._pending == msg_id:
+            self._pending = None
         return run
 
-    def _keep(self, msg: dict) -> None:
+    def _note(self, msg: dict) -> None:
         if msg["msg_type"].startswith("comm_"):
             self.comm_messages.append(msg)
+        if msg["msg_type"] == "execute_input":
+            self._started.add(msg["parent_header"].get("msg_id"))
+
+    def _keep(self, msg: dict) -> None:
+        self._note(msg)
         self._other.append(msg)
 
     def _take(self, run: CellRun, msg: dict) -> bool:
-        if msg["msg_type"].startswith("comm_"):
-            self.comm_messages.append(msg)
+        self._note(msg)
         run.messages.append(msg)
         return msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"
 
@@ -136,7 +145,25 @@ class Kernel:
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         self.kc.shell_channel.send(msg)
 
+    def wait_started(self, msg_id: str, timeout: float = 60) -> None:
+        """Wait until the kernel runs the cell `msg_id` (its execute_input is out), keeping what arrives."""
+        deadline = time.monotonic() + timeout
+        while msg_id not in self._started:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"cell {msg_id} did not start in {timeout}s")
+            try:
+                self._keep(self.kc.get_iopub_msg(timeout=0.1))
+            except queue.Empty:
+                continue
+
     def interrupt(self) -> None:
+        """SIGINT to the kernel, as the ■ button. ipykernel ignores SIGINT between messages and hears it
+        only while it handles one (its pre_handler_hook installs the handler just before execute_input goes
+        out): an interrupt sent while the last submitted cell still sat in the queue was dropped, and the
+        cell ran on (a loaded machine took over a second to start it). So a pending cell is first seen
+        started; with none pending (step mode between cells) the interrupt goes at once, as intended."""
+        if self._pending is not None:
+            self.wait_started(self._pending)
         self.km.interrupt_kernel()
 
     def shutdown(self) -> None:

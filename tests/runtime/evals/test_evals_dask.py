@@ -3,6 +3,7 @@ each run carrying its agent copy, --jobs respected, a stop that cancels what has
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -30,11 +31,15 @@ def client():
     cluster.close()
 
 
-def test_the_demo_suite_on_a_dask_cluster(tmp_path, client):
+def test_the_demo_suite_on_a_dask_cluster(tmp_path, client, request):
     agent = init(tmp_path / "wren")
     scenarios, variants = plan([str(agent / "evals")], None, [])
     before = tree_digest(agent)
     report = run_matrix(agent, scenarios, variants, executor=DaskExecutor(client), keep=tmp_path / "kept")
+    # --keep leaves a remote run's copy on its worker (this machine's temp folder here): gone with the test
+    for r in report.results:
+        if "cireil-eval-remote-" in (r.agent_dir or ""):
+            request.addfinalizer(lambda d=Path(r.agent_dir).parent: shutil.rmtree(d, ignore_errors=True))
     assert {(r.scenario, r.variant): r.status for r in report.results} == {
         (s, v): "fail" if (s, v) == ("reminder", "no-schedule") else "pass"
         for s in ("reminder", "volunteers", "workspace")
