@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -314,7 +314,9 @@ class Agent(McpInspection):
 
     def offered_tools(self, session: Session) -> dict[str, Tool]:
         """What a turn of `session` offers the model: the enabled tools its grant allows, in tools.toml order."""
-        return {name: tool for name, tool in self._snapshot.tools.items() if session.allows(tool)}
+        return {
+            name: tool for name, tool in self._snapshot.tools.items() if tool.offered and session.allows(tool)
+        }
 
     def grant(self, tools: Iterable[str] | None, *, session: str | None = None) -> Session:
         """Limit a remote session to these tools (None: every enabled tool again). Built-in, plugin and MCP tools
@@ -501,6 +503,18 @@ class Agent(McpInspection):
         from .recorder.fork import fork
 
         return fork(self, self._recorded(turn), step, **changes)
+
+    def watch(self, *, timeout: float | None = None, poll: float = 0.25) -> Iterator[RecordedTurn]:
+        """Production turns (the running original's, recorded by `cireil proxy`) as they happen: each one
+        running now or begun later, yielded again each time it gets a model call or ends (attach/watch.py).
+        Runs until `timeout` seconds passed (None: until interrupted or the loop breaks)."""
+        from .attach.watch import follow
+        from .recorder.model import load_turn
+
+        store = self.recording.store
+        if store is None:
+            raise ValueError(f"cannot watch: {self.recording.problem or 'turn recording is off'}")
+        return follow(store.path, lambda turn_id: load_turn(store, turn_id), timeout=timeout, poll=poll)
 
     def export_test(
         self, turn: RecordedTurn | int | None, path: str | Path, *, fields: Iterable[str] = (), live_mcp: bool = False

@@ -53,6 +53,7 @@ class Limits:
     idle_timeout_s: float = 600  # no byte from the provider for this long
     total_timeout_s: float = 1800  # one model call, from sending the request to the reply's end
     max_steps: int = 50  # model calls in one turn (retries included); the original has no cap
+    plugin_timeout_s: float = 600  # one call of a JS plugin's tool (the original's 10 minutes); then its worker ends
 
     @property
     def body_bytes(self) -> int:
@@ -88,6 +89,7 @@ LIMIT_FIELDS: dict[str, params.Field] = {
     "idle_timeout_s": params.Number(minimum=0.01, maximum=86400, default=Limits.idle_timeout_s),
     "total_timeout_s": params.Number(minimum=0.01, maximum=7 * 86400, default=Limits.total_timeout_s),
     "max_steps": params.Integer(minimum=1, maximum=100_000, default=Limits.max_steps),
+    "plugin_timeout_s": params.Number(minimum=0.01, maximum=86400, default=Limits.plugin_timeout_s),
 }
 assert set(LIMIT_FIELDS) == {f.name for f in fields(Limits)}
 

@@ -1,4 +1,7 @@
-"""<runtime root>/config/plugins.toml: `[[plugins]]` entries naming a local folder or an installed package."""
+"""<runtime root>/config/plugins.toml: `[[plugins]]` entries naming a local folder or an installed package.
+
+A package is a Python entry point (group cireil.plugins) when one is installed, else an npm package of the
+original CireilClaw installed in the runtime root (jsplugins.py runs those)."""
 
 from __future__ import annotations
 
@@ -13,13 +16,14 @@ from ..config.tomlsource import TomlSource
 # Relative to the agent directory (<root>/agents/<slug>/), where every ConfigIssue's file is
 PLUGINS_FILE = "../../config/plugins.toml"
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_NPM = re.compile(r"^(@[a-z0-9~][a-z0-9._~-]*/)?[a-z0-9~][a-z0-9._~-]*$")  # npm's own rule for names
 
 
 @dataclass(frozen=True)
 class PluginEntry:
     index: int  # position in the [[plugins]] array, for issues at its line
-    name: str | None  # a folder under <root>/plugins/
-    package: str | None  # an entry point name in the group cireil.plugins
+    name: str | None  # a folder under <root>/plugins/ (a Python plugin, or a JS one with a package.json)
+    package: str | None  # an entry point name in the group cireil.plugins, else an npm package of the root
     allow_override: bool = False
     state_quota: int | None = None  # stateQuotaBytes as written; the original's default is 16 MiB
 
@@ -62,14 +66,11 @@ def parse_plugins_config(source: TomlSource | None) -> tuple[list[PluginEntry], 
             check.fail(where, "a [[plugins]] entry needs exactly one of name (a folder) or package")
             continue
         value = name if name is not None else package
-        if isinstance(package, str) and package and is_npm_package(package):
-            check.warn(
-                where,
-                f"plugin package '{package}' skipped: it is an npm plugin of the original CireilClaw, which "
-                "cannot run in cireil (its tools are not available here); the other plugins load",
-            )
-            continue
-        if not isinstance(value, str) or not _NAME.match(value) or ".." in value:
+        if isinstance(package, str) and is_npm_package(package):
+            if not _NPM.match(package):
+                check.fail(where, f"plugin package {package!r} is not a valid npm package name")
+                continue
+        elif not isinstance(value, str) or not _NAME.match(value) or ".." in value:
             check.fail(where, f"plugin {'name' if name is not None else 'package'} {value!r} is not valid")
             continue
         if not check.errors_since(mark):

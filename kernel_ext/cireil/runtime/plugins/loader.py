@@ -1,4 +1,5 @@
-"""Importing the plugins plugins.toml lists and collecting their tools, with every refusal as a ConfigIssue."""
+"""Loading the plugins plugins.toml lists (Python ones imported, the original's JS ones run by jsplugins.py) and
+collecting their tools, with every refusal as a ConfigIssue."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..mcp.naming import reserved_clash
 from ..outline import register_extractor, unregister_extractor
 from ..toolkit import registry
 from ..toolkit.tool import Tool
+from . import jsplugins
 from .config import PLUGINS_FILE, PluginEntry, parse_plugins_config
 from .model import Plugin
 from .services import DEFAULT_QUOTA
@@ -47,12 +49,12 @@ def load_plugins(
         return out
     entries, out.issues = parse_plugins_config(source)
     owner: dict[str, str] = {}
+    failed: list[tuple[jsplugins.JsPlugin, str]] = []
     for entry in entries:
         assert source is not None
         where = ("plugins", entry.index)
-        skipped = _npm_skip(entry, runtime_root)
-        if skipped:
-            out.issues.append(source.issue(where, skipped, severity="warning"))
+        if _is_js(entry, runtime_root):
+            _load_js(entry, runtime_root, source, owner, taken, mcp_tools, out, failed)
             continue
         try:
             plugin = _import(entry, runtime_root)
@@ -61,7 +63,44 @@ def load_plugins(
             continue
         _collect(plugin, entry, source, owner, taken, mcp_tools, out)
         out.quotas[plugin.name] = entry.state_quota or DEFAULT_QUOTA
+    known = {*registry.BUILTIN_NAMES, *taken, *mcp_tools, *out.tools}
+    for name, tool in jsplugins.stand_ins(agent_dir, known, failed).items():
+        if reserved_clash(name, mcp_tools) is None:
+            out.tools[name] = tool
     return out
+
+
+def _is_js(entry: PluginEntry, runtime_root: Path) -> bool:
+    """The original's JS plugin: a package no Python entry point provides, or a folder with a package.json
+    and no __init__.py (a Python plugin folder wins, as before)."""
+    if entry.package is not None and entry_points(group=GROUP, name=entry.package):
+        return False
+    return jsplugins.is_js_entry(entry, runtime_root)
+
+
+def _load_js(
+    entry: PluginEntry,
+    runtime_root: Path,
+    source: TomlSource,
+    owner: dict[str, str],
+    taken: set[str],
+    mcp_tools: Collection[str],
+    out: LoadedPlugins,
+    failed: list[tuple[jsplugins.JsPlugin, str]],
+) -> None:
+    where = ("plugins", entry.index)
+    plugin = jsplugins.load_js_plugin(entry, runtime_root)
+    if plugin.error is not None:
+        # a warning: the rest of the agent works; the plugin's enabled tools answer with this reason
+        out.issues.append(source.issue(where, jsplugins.describe_failure(plugin, entry.label), severity="warning"))
+        failed.append((plugin, entry.label))
+        return
+    assert plugin.worker is not None and plugin.worker.manifest is not None
+    name = plugin.worker.manifest.plugin_name
+    _collect(
+        Plugin(name, tuple(jsplugins.tools_of(plugin, entry.state_quota))), entry, source, owner, taken, mcp_tools, out
+    )
+    jsplugins.register_extractors(plugin)
 
 
 def _collect(
@@ -110,26 +149,6 @@ def _collect(
     for extractor in plugin.extractors:
         unregister_extractor(extractor.name)  # loading again (restart, another agent) must not stack copies
         register_extractor(extractor)
-
-
-def _npm_skip(entry: PluginEntry, runtime_root: Path) -> str | None:
-    """Why an entry is the original's npm plugin (skipped with a warning), or None for a Python one."""
-    if entry.package is not None:
-        if entry_points(group=GROUP, name=entry.package):
-            return None
-        return (
-            f"plugin package '{entry.package}' skipped: no installed Python package provides entry point "
-            f"'{entry.package}' in group '{GROUP}'; if it is an npm plugin of the original CireilClaw, it cannot "
-            "run in cireil (the other plugins load)"
-        )
-    assert entry.name is not None
-    folder = runtime_root / "plugins" / entry.name
-    if (folder / "package.json").is_file() and not (folder / "__init__.py").is_file():
-        return (
-            f"plugin '{entry.name}' skipped: plugins/{entry.name}/ is an npm plugin of the original CireilClaw "
-            "(package.json, no __init__.py), which cannot run in cireil (the other plugins load)"
-        )
-    return None
 
 
 def _import(entry: PluginEntry, runtime_root: Path) -> Plugin:

@@ -86,6 +86,9 @@ class Tool:
     # True: a session's grant never withholds it; a grant that left out every way to end the turn would leave the
     # model no way to finish (respond, no-response)
     always_granted: bool = False
+    # False: never offered to the model (a stand-in for a plugin tool that did not load): the person sees it
+    # with why in every listing, and a call fails with that reason; a model would only waste a step on it
+    offered: bool = True
     # Where this built-in's definition departs from the original's, each with its spec rule (empty: identical)
     spec_differences: tuple[SpecDifference, ...] = ()
 
