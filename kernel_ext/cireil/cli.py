@@ -19,6 +19,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
@@ -161,9 +162,14 @@ def cmd_dry_run(args: argparse.Namespace) -> int:
     if _is_runtime_root(args.dir):
         return _dry_run_root(args)
     report = dry_run(args.dir)
-    if args.json:
+    if args.json:  # the full report, built-ins' lint included: each finding names its tool, each tool its origin
         _say(_dump(report.as_dict()))
         return OK if report.ok else USAGE
+    from .runtime.engine.toollint import split_builtin
+
+    # findings about built-ins are the original's own definitions, nobody's to fix: only when asked
+    own, builtin = split_builtin(report.lint, report.tools)
+    shown, hidden = (report.lint, []) if args.builtins else (own, builtin)
     _print_issues(report.errors)
     _print_issues(report.warnings)
     if not report.ok:
@@ -177,20 +183,26 @@ def cmd_dry_run(args: argparse.Namespace) -> int:
     _say(f"enabled tools ({len(report.tools)}): {names}")
     if report.warnings:
         _say(_plural(len(report.warnings), "warning") + " (see above)")
-    _print_lint(report.lint)
+    _print_lint(shown, len(hidden))
     return OK
 
 
-def _print_lint(findings: Sequence[Any]) -> None:
+def _print_lint(findings: Sequence[Any], hidden: int = 0) -> None:
     """Definition lint: reported on stdout, never a reason to fail (the exit status stays 0)."""
-    if not findings:
-        return
-    from .runtime.engine.toollint import lint_counts
+    if findings:
+        from .runtime.engine.toollint import lint_counts
 
-    counts = ", ".join(f"{n} {k}" for k, n in lint_counts(list(findings)).items() if n)
-    _say(f"tool definition lint ({counts}; the agent is still valid):")
-    for finding in findings:
-        _say(f"  {finding}")
+        counts = ", ".join(f"{n} {k}" for k, n in lint_counts(list(findings)).items() if n)
+        _say(f"tool definition lint ({counts}; the agent is still valid):")
+        for finding in findings:
+            _say(f"  {finding}")
+    elif hidden:
+        _say("tool definition lint: nothing to report about the agent's own, plugin and MCP tools")
+    if hidden:
+        _say(
+            f"{_plural(hidden, 'lint finding')} about cireil's built-in tools not shown (they send the original "
+            "CireilClaw's definitions as they are; --builtins shows them)"
+        )
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
@@ -335,6 +347,44 @@ def cmd_mcp_mock(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_proxy(args: argparse.Namespace) -> int:
+    from .runtime.attach.proxy import serve
+    from .runtime.attach.state import AttachError
+
+    try:
+        return serve(Path(args.dir), args.port)
+    except AttachError as exc:
+        raise UsageFailure(str(exc)) from None
+    except OSError as exc:
+        raise UsageFailure(f"cannot start the proxy for {args.dir}: {exc.strerror or exc}") from None
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    from .runtime.attach import state
+
+    if not Path(args.dir, "config", "engine.toml").is_file():
+        raise UsageFailure(f"{args.dir}: no config/engine.toml; AGENT_DIR is the agent's directory")
+    try:
+        lines = state.status_lines(Path(args.dir)) if args.status else state.attach(Path(args.dir), args.port)
+    except state.AttachError as exc:
+        raise UsageFailure(f"not attached: {exc}") from None
+    for line in lines:
+        _say(line)
+    return OK
+
+
+def cmd_detach(args: argparse.Namespace) -> int:
+    from .runtime.attach import state
+
+    try:
+        lines = state.detach(Path(args.dir), force=args.force)
+    except state.AttachError as exc:
+        raise UsageFailure(f"not detached: {exc}") from None
+    for line in lines:
+        _say(line)
+    return OK
+
+
 def _loopback(host: str) -> bool:
     import ipaddress
 
@@ -350,6 +400,9 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "tools": cmd_tools,
     "call": cmd_call,
     "migrate": cmd_migrate,
+    "proxy": cmd_proxy,
+    "attach": cmd_attach,
+    "detach": cmd_detach,
     "mcp mock": cmd_mcp_mock,
     "eval": cmd_eval,
     "eval-compare": cmd_eval_compare,
@@ -393,12 +446,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         contextlib.redirect_stderr(TerminalSafe(sys.stderr)),
     ):
         try:
-            return _main(argv)
+            code = _main(argv)
+            sys.stdout.flush()  # here, where a closed pipe is caught, not in Python's own flush at exit
+            return code
+        except BrokenPipeError:  # `cireil tools DIR | head`: the reader is gone, which is no error of ours
+            return _reader_gone()
         except Exception:  # a bug: its traceback still shown (exit 1, as Python would), but through the filter
             import traceback
 
             traceback.print_exc()
             return 1
+
+
+SIGPIPE_EXIT = 128 + 13  # what a shell reports for a command a closed pipe ended (as `git log | head` does)
+
+
+def _reader_gone() -> int:
+    """End quietly once stdout's reader has closed the pipe, as other command-line tools do. Output still buffered
+    would fail again when Python flushes stdout at exit ("Exception ignored ... BrokenPipeError"), so stdout is
+    pointed at /dev/null first."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):  # no real stdout file (an embedding host): nothing to flush
+        pass
+    return SIGPIPE_EXIT
 
 
 def _main(argv: Sequence[str] | None) -> int:

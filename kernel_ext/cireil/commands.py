@@ -120,6 +120,7 @@ def _tools(p: argparse.ArgumentParser, surface: str) -> None:
         p.add_argument("--json", action="store_true", help="print name, description and JSON Schema as JSON")
     else:
         p.add_argument("--lint", action="store_true", help="also check the definitions (names, descriptions, schemas)")
+        _builtins(p, "with --lint, the findings")
     p.add_argument(
         "--diff-original",
         action="store_true",
@@ -128,12 +129,25 @@ def _tools(p: argparse.ArgumentParser, surface: str) -> None:
     )
 
 
+def _builtins(p: argparse.ArgumentParser, what: str) -> None:
+    # a built-in sends the original CireilClaw's definition as it is: its findings are nobody's to fix, so they
+    # would only bury the ones about the agent's own, plugin and MCP tools
+    p.add_argument(
+        "--builtins",
+        action="store_true",
+        help=f"{what}: also about cireil's built-in tools (they send the original CireilClaw's definitions as is)",
+    )
+
+
 def _dry_run(p: argparse.ArgumentParser, surface: str) -> None:
     if surface == CLI:
         p.add_argument("dir", metavar="DIR", help="an agent directory, or a runtime root (each agent under agents/)")
-        p.add_argument("--json", action="store_true", help="print the full report as JSON")
+        p.add_argument(
+            "--json", action="store_true", help="print the full report as JSON (the lint of built-in tools included)"
+        )
     else:
         p.add_argument("dir", metavar="DIR", nargs="?", help="another agent directory (default: the loaded agent)")
+    _builtins(p, "the tool definition lint")
 
 
 def _ui(p: argparse.ArgumentParser, surface: str) -> None:
@@ -267,6 +281,34 @@ def _dir(p: argparse.ArgumentParser, surface: str) -> None:
     p.add_argument("dir", metavar="DIR")
 
 
+def _proxy(p: argparse.ArgumentParser, surface: str) -> None:
+    p.add_argument("dir", metavar="AGENT_DIR")
+    p.add_argument("--port", metavar="N", type=_port, default=0, help="the port to listen on (default: a free one)")
+
+
+def _attach_cli(p: argparse.ArgumentParser, surface: str) -> None:
+    p.add_argument("dir", metavar="AGENT_DIR")
+    p.add_argument("--port", metavar="N", type=_port, default=0, help="the proxy's port when it starts (default: free)")
+    p.add_argument("--status", action="store_true", help="only say whether AGENT_DIR is attached, since when")
+
+
+def _detach(p: argparse.ArgumentParser, surface: str) -> None:
+    p.add_argument("dir", metavar="AGENT_DIR")
+    p.add_argument(
+        "--force", action="store_true", help="restore even if engine.toml was edited while attached (edit kept aside)"
+    )
+
+
+def _recordings(p: argparse.ArgumentParser, surface: str) -> None:
+    p.add_argument("--session", metavar="NAME", help="only this session's turns")
+    p.add_argument("--production", action="store_true", help="only the turns recorded from the running original")
+    p.add_argument("--limit", metavar="N", type=_LIMIT, default=30, help="the newest N turns (default 30)")
+
+
+def _watch(p: argparse.ArgumentParser, surface: str) -> None:
+    p.add_argument("--timeout", metavar="S", type=float, default=None, help="stop after S seconds (default: interrupt)")
+
+
 def _init(p: argparse.ArgumentParser, surface: str) -> None:
     p.add_argument("dir", metavar="DIR")
     p.add_argument(
@@ -315,7 +357,10 @@ COMMANDS: tuple[Command, ...] = (
         _tools,
         BOTH,
         forms=(
-            ("tools [--lint]", "the enabled tools: magic, origin, tokens per request, description; --lint checks"),
+            (
+                "tools [--lint [--builtins]]",
+                "the enabled tools: magic, origin, tokens per request, description; --lint checks the definitions",
+            ),
             (
                 "tools --diff-original",
                 "how the tool definitions differ from the original CireilClaw's, each with its spec rule",
@@ -324,7 +369,8 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "dry-run",
-        "validate the configuration: every problem as FILE:LINE: message, then the enabled tools",
+        "validate the configuration: every problem as FILE:LINE: message, the enabled tools, then the lint of the "
+        "agent's own, plugin and MCP tool definitions",
         _dry_run,
         BOTH,
     ),
@@ -352,6 +398,16 @@ COMMANDS: tuple[Command, ...] = (
     Command("fork", "continue a recorded turn from STEP in a new session; the turn renders live", _fork),
     Command("export test", "a recorded turn as a pytest file: same tool calls, same results", _export_test),
     Command("export notebook", "a session's recorded turns as a notebook that replays them offline", _export_notebook),
+    Command(
+        "recordings",
+        "recorded turns, notebook and production (from the running original, via cireil proxy) side by side",
+        _recordings,
+    ),
+    Command(
+        "watch",
+        "production turns (the running original's, via cireil attach) shown live as they run; interrupt stops",
+        _watch,
+    ),
     Command("stop", "end the live %%cireil_agent --step turn, storing nothing of it (as its Stop button does)"),
     Command(
         "steps", "a recorded turn's model calls, each with its exact request and a diff against the one before", _turn
@@ -403,6 +459,19 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command("call", "run one tool as the agent would and print its result as JSON", _call, (CLI,)),
+    Command(
+        "proxy",
+        "forward the running original's model calls to its provider, recording each as a turn (until Ctrl-C)",
+        _proxy,
+        (CLI,),
+    ),
+    Command(
+        "attach",
+        "point the running original's engine.toml at the recording proxy (started if needed); --status: is it",
+        _attach_cli,
+        (CLI,),
+    ),
+    Command("detach", "restore engine.toml byte for byte and stop the proxy", _detach, (CLI,)),
     Command(
         "migrate",
         "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups "

@@ -502,7 +502,17 @@ class Agent(McpInspection):
         `live_mcp=True`. The original recording is never changed."""
         from .recorder.fork import fork
 
-        return fork(self, self._recorded(turn), step, **changes)
+        recorded = self._recorded(turn)
+        return fork(self, recorded, step, history=self._fork_history(recorded), **changes)
+
+    @staticmethod
+    def _fork_history(turn: RecordedTurn) -> list[dict] | None:
+        """The history a production turn started from, read from its recorded request (the original's session
+        never went through cireil); None for a notebook turn, whose session says it."""
+        from .attach.history import history_before
+        from .attach.listing import is_production
+
+        return history_before(turn) if is_production(turn) else None
 
     def watch(self, *, timeout: float | None = None, poll: float = 0.25) -> Iterator[RecordedTurn]:
         """Production turns (the running original's, recorded by `cireil proxy`) as they happen: each one

@@ -299,10 +299,12 @@ def run_fork(agent: Agent, o: Namespace) -> None:
 
     view = TurnView(agent)
     try:
+        turn = agent._recorded(o.turn)
         work = fork_turn(
             agent,
-            agent._recorded(o.turn),
+            turn,
             o.step,
+            history=agent._fork_history(turn),
             position=o.position,
             arguments=_json_option(o, "args"),
             result=_json_option(o, "result"),

@@ -47,6 +47,8 @@ class CireilMagics:
             "jobs run": self.jobs_run,
             "prompt": self.prompt,
             "usage": self.usage,
+            "recordings": self.recordings,
+            "watch": self.watch,
             "steps": self.steps,
             "stop": self.stop,
             "replay": self.replay,
@@ -146,7 +148,7 @@ class CireilMagics:
         if o.diff_original:
             show_original_diff(agent)
             return
-        show_tools(agent, dict(self.tool_magics.refused), lint=o.lint)
+        show_tools(agent, dict(self.tool_magics.refused), lint=o.lint, builtins=o.builtins)
 
     def dry_run(self, o: Namespace) -> None:
         if o.dir is not None:
@@ -155,7 +157,7 @@ class CireilMagics:
             report = dry_run(o.dir)
         else:
             report = self.require_agent().dry_run()
-        display(DryRunView(report))
+        display(DryRunView(report, builtins=o.builtins))
 
     def restart(self, o: Namespace) -> None:
         agent = self.require_agent()
@@ -224,6 +226,20 @@ class CireilMagics:
         from .agent import show_usage
 
         show_usage(self.require_agent(), o)
+
+    def recordings(self, o: Namespace) -> None:
+        from ...runtime.attach.listing import table
+
+        agent = self.require_agent()
+        if agent.recording.store is None:
+            print(agent.recording.problem or "turn recording is off")
+            return
+        print(table(agent.turns(o.session or "*"), production=o.production, limit=o.limit))
+
+    def watch(self, o: Namespace) -> None:
+        from .watch import watch
+
+        watch(self.require_agent(), o)
 
     def steps(self, o: Namespace) -> None:
         from .agent import show_steps

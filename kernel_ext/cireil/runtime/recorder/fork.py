@@ -150,9 +150,12 @@ def fork_turn(
     provider: str | None = None,
     on_event: EventSink | None = None,
     live_mcp: bool = False,
+    history: list[dict] | None = None,
 ) -> Any:
     """`fork`'s work as a coroutine for the runtime loop (the turn view runs it); bad input raises here,
-    before anything is created: a refused fork leaves no session, in memory or in sessions.db."""
+    before anything is created: a refused fork leaves no session, in memory or in sessions.db. `history`: the
+    messages the turn started from when the agent's sessions cannot say (a production turn: the original's
+    session and its message ids never went through cireil; the caller reads them from the recorded request)."""
     turn.check_whole()
     steps = turn.steps
     _check_options(turn, step, position, arguments, result, live, model, provider, on_event, live_mcp)
@@ -168,17 +171,27 @@ def fork_turn(
         raise ValueError("another model or provider answers only a live fork: pass live=True")
     if not isinstance(turn.user, dict):
         raise ValueError(f"turn {turn.id} has no user message to start from")
-    if not agent.has_session(turn.session_id):  # session_for would make an empty one: nothing to start from
-        raise ValueError(f"session {turn.session_id} is gone; turn {turn.id} cannot be forked")
     from ..sessions.errors import SessionError
 
-    try:
-        origin = agent.session_for(turn.session_id)
-    except SessionError as exc:
-        raise ValueError(f"turn {turn.id} cannot be forked: {exc}") from None
-    at = next((i for i, m in enumerate(origin.history) if m.get("id") == turn.user.get("id")), None)
-    if at is None:
-        raise ValueError(f"session {turn.session_id} no longer holds the message turn {turn.id} started with")
+    if history is not None:
+        before, cursor, opened = history, 0, []
+        if agent.has_session(turn.session_id):  # the original's session in this agent's sessions.db: its files
+            try:
+                opened = list(agent.session_for(turn.session_id).opened_files)
+            except SessionError:
+                opened = []
+    else:
+        if not agent.has_session(turn.session_id):  # session_for would make an empty one: nothing to start from
+            raise ValueError(f"session {turn.session_id} is gone; turn {turn.id} cannot be forked")
+        try:
+            origin = agent.session_for(turn.session_id)
+        except SessionError as exc:
+            raise ValueError(f"turn {turn.id} cannot be forked: {exc}") from None
+        at = next((i for i, m in enumerate(origin.history) if m.get("id") == turn.user.get("id")), None)
+        if at is None:
+            raise ValueError(f"session {turn.session_id} no longer holds the message turn {turn.id} started with")
+        before = [m for m in origin.history[:at] if m.get("persistent", True)]
+        cursor, opened = min(origin.cursor, len(before)), list(origin.opened_files)
     replies = [copy.deepcopy(s.reply) for s in steps] if not live else [copy.deepcopy(s.reply) for s in steps[:step]]
     if not all(isinstance(r, dict) for r in replies):
         raise ValueError(f"turn {turn.id}: a recorded reply is not an object; the recording was edited")
@@ -187,9 +200,9 @@ def fork_turn(
         replies[step - 1]["tool_calls"][position].pop("rawArguments", None)
     target = _session_id(agent, turn, step)
     session = agent.session_for(target)
-    session.history[:] = [copy.deepcopy(m) for m in origin.history[:at] if m.get("persistent", True)]
-    session.cursor = min(origin.cursor, len(session.history))
-    session.opened_files[:] = list(origin.opened_files)
+    session.history[:] = [copy.deepcopy(m) for m in before]
+    session.cursor = cursor
+    session.opened_files[:] = opened
     if agent.store is not None:
         agent.store.commit(session, list(session.history))
     agent.recording.origins[target] = {"turn": turn.id, "step": step, "session": turn.session_id}
