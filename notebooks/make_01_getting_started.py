@@ -89,8 +89,15 @@ would see it. Paths outside the sandbox are refused, and host paths are never sh
 """),
     code("%cireil_list_dir /etc"),
     code("%cireil_write path=/workspace/../../escape.txt content=nope"),
-    md("Parameters are checked against the tool's schema; the agent gets every problem:"),
-    code("""%cireil_write {"path": "/blocks/notes.txt", "content": "blocks only hold .md files", "mode": "append"}"""),
+    md("""
+Parameters are checked against the tool's schema before the tool runs. A magic with a missing or wrong argument
+shows every problem (the agent would get the same ones as its result), then the magic's usage, and stops there
+(this cell is meant to fail):
+"""),
+    code(
+        """%cireil_write {"path": "/blocks/notes.txt", "content": "blocks only hold .md files", "mode": "append"}""",
+        fails=True,
+    ),
     md("""
 Mistakes in the magic's own syntax are reported in one line, before anything runs (this cell is meant to fail):
 """),

@@ -70,11 +70,16 @@ CELLS = [
     ),
     md(
         "A command that fails is still a result (with `success: false`), not an exception, and so is a\n"
-        "command outside the allowlist or a command name with shell syntax in it: those never run."
+        "command outside the allowlist: it never runs."
     ),
     code("%cireil_exec ls /workspace/no-such-folder"),
     code("%cireil_exec rm -rf /workspace"),
-    code('%cireil_exec "ls -la"'),
+    md(
+        "A command name with shell syntax in it is refused by exec's parameter check, before anything runs: the\n"
+        "magic shows the problem and its usage and stops (this cell is meant to fail; the agent would get the\n"
+        "same problem as its result)."
+    ),
+    code('%cireil_exec "ls -la"', metadata={"tags": ["raises-exception"]}),
     md(
         "## 2. Watch output live\n\n"
         "While a command runs, its latest output streams into the cell and updates in place a few times a\n"

@@ -109,7 +109,9 @@ LOOKING_CLOSER = [
         "characters, names with dots, schemas that are not objects...) and what makes models call a tool\n"
         "wrongly (untyped or undescribed parameters, `required` naming a parameter that does not exist, enum\n"
         "values of the wrong type). Findings are advice: the agent stays valid. `cireil dry-run` and\n"
-        "`%cireil dry-run` report them too."
+        "`%cireil dry-run` report them too. Only the agent's own, plugin and MCP tools are checked by\n"
+        "default: cireil's built-in tools send the original CireilClaw's definitions as they are, so their\n"
+        "findings are nothing you could fix (add `--builtins` to see them)."
     ),
     code("%cireil tools --lint"),
     md(

@@ -39,6 +39,15 @@ for i in range(1, 4):
 # And one for the palette of every tool's form (the tutorials show one tool's form only).
 PALETTE = "palette.ipynb"
 
+# And one for the layout of the tables and the context view (issue 34), each view in a cell of its own.
+LAYOUT = "layout.ipynb"
+LAYOUT_CELLS = (
+    "%load_ext cireil\n%cireil load --demo",
+    "%cireil tools",
+    "%cireil help",
+    "%cireil_open_file /workspace/garden-handbook.md\n%cireil context",
+)
+
 
 def _notebook(*sources: str) -> str:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
@@ -54,7 +63,11 @@ def _live_notebook() -> str:
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     if not Path(CHROMIUM).exists() or shutil.which("bwrap") is None:
         pytest.skip("browser tests need Debian's chromium and bubblewrap (./dev test installs both as root)")
-    notebooks = {LIVE_EXEC: _live_notebook(), PALETTE: _notebook("%load_ext cireil\n%cireil load --demo", "%cireil ui")}
+    notebooks = {
+        LIVE_EXEC: _live_notebook(),
+        PALETTE: _notebook("%load_ext cireil\n%cireil load --demo", "%cireil ui"),
+        LAYOUT: _notebook(*LAYOUT_CELLS),
+    }
     server = start_lab(tmp_path_factory.mktemp("lab"), notebooks)
     yield server
     stop_lab(server)

@@ -43,8 +43,17 @@ def test_a_recorded_step_opens_to_its_diff_and_request_and_step_mode_takes_click
     content = view.locator("textarea").first
     expect(content).to_have_value("- water the beans\n")
     content.fill("- water the beans\n- sow the radishes\n")
+    # every button shows its whole label (ipywidgets' fixed width cut this one to "Run with these…")
+    for button in view.locator("button").all():
+        if button.is_visible():
+            assert button.evaluate("b => b.scrollWidth <= b.clientWidth"), f"label cut: {button.text_content()}"
+    lab_page.shot("step-mode-edit", view)
     view.get_by_role("button", name="Run with these arguments").click()
     expect(view).to_contain_text("the model asks to run respond", timeout=WAIT_MS)
+    # the call line now shows the arguments the call ran with, not the model's
+    ran = view.locator(".cireil-call", has_text="write")
+    expect(ran).to_contain_text("write (edited)")
+    expect(ran).to_contain_text("sow the radishes")
     view.get_by_role("button", name="Approve").click()
     expect(view).to_contain_text("turn ended with a final respond", timeout=WAIT_MS)
     expect(view).to_contain_text("you edited the arguments of this call")

@@ -266,3 +266,20 @@ def test_call_on_broken_config_exits_2_with_every_error(agent_dir: Path, capsys:
         "config/tools.toml:2: unknown tool 'wrte' (did you mean 'write'?)",
         "config/tools.toml:3: 'exec.timeout' must be a whole number of milliseconds >= 1000, not 5",
     ]
+
+
+# -- a closed pipe (issue 34) --------------------------------------------------------------------------
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    """`cireil tools DIR | head`: no BrokenPipeError traceback; the status a shell gives a command SIGPIPE ended."""
+    assert run("init", "wren", cwd=tmp_path).returncode == 0
+    for args in (["tools", "wren"], ["tools", "wren", "--json"], ["dry-run", "wren", "--builtins"]):
+        proc = subprocess.Popen(
+            [CIREIL, *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # the reader is gone before the first line is written
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) == 141, err
+        assert err == ""

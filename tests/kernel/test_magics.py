@@ -200,14 +200,12 @@ def test_bad_arguments_in_a_magic_are_one_line(shell, agent_dir):
     assert "invalid JSON object" in usage_error(shell, '%cireil_write {"path": ')
 
 
-def test_parameter_validation_is_the_tools_job(shell, agent_dir):
+def test_wrong_parameters_stop_the_call_before_the_tool_runs(shell, agent_dir):
     loaded(shell, agent_dir)
-    ran = run(shell, "%cireil_write /workspace/a.txt")  # content is missing
-    assert isinstance(ran.value, ToolResult)
-    assert not ran.value.success
-    assert "content" in ran.value["error"]
-    ran = run(shell, "%cireil_list_dir path=3 nonsense=1")
-    assert not ran.value.success
+    message = usage_error(shell, "%cireil_write /workspace/a.txt")  # content is missing
+    assert "%cireil_write was not called" in message
+    assert not (agent_dir / "workspace" / "a.txt").exists()
+    assert "was not called" in usage_error(shell, "%cireil_list_dir path=3 nonsense=1")
 
 
 # -- following tools.toml ------------------------------------------------------------------------
@@ -521,15 +519,19 @@ def test_agent_and_prompt_options_take_both_forms_and_name_their_usage(shell, ag
     assert "usage: %%cireil_agent" in usage_error(shell, "%%cireil_agent --session\nhi")
 
 
-def test_missing_or_wrong_arguments_show_the_magics_usage_above_the_result(shell, agent_dir):
+def test_missing_or_wrong_arguments_show_the_magics_usage_and_nothing_else(shell, agent_dir):
     loaded(shell, agent_dir)
-    ran = run(shell, "%cireil_write /workspace/a.txt")
-    assert ran.value["error"] == 'content: Invalid key: Expected "content" but received undefined'  # as the spec has it
+    ran = run(shell, "%cireil_write /workspace/a.txt", ok=False)
+    assert type(ran.error) is UsageError
     shown = ran.text
     assert "%cireil_write: content is missing" in shown
     assert "%cireil_write PATH [key=value ...]" in shown  # the usage line
     assert "content (string, required)" in shown  # and the parameters
-    ran = run(shell, "%cireil_list_dir paht=/workspace")
+    # the tool never ran: no second, cryptic error of its own validation, no result
+    assert "Invalid key" not in shown and "received undefined" not in shown
+    assert ran.value is None
+    assert len(ran.displayed) == 1
+    ran = run(shell, "%cireil_list_dir paht=/workspace", ok=False)
     assert "unknown parameter 'paht' (did you mean 'path'?)" in ran.text
     ran = run(shell, "%cireil_list_dir /workspace")
     assert "usage:" not in ran.text  # a good call shows only its result
@@ -548,3 +550,38 @@ def test_load_lists_the_line_form_and_names_the_cell_forms(shell, agent_dir):
     tools_line = next(line for line in out.splitlines() if line.startswith("tools: "))
     assert "%cireil_write" in tools_line and "%%" not in tools_line  # as the README writes it
     assert "with a cell body too: %%cireil_write" in out
+
+
+# -- a mistyped cireil magic (issue 34) ------------------------------------------------------------------
+
+
+def test_a_mistyped_cireil_magic_gets_a_did_you_mean(shell, agent_dir):
+    run(shell, "%load_ext cireil")
+    message = usage_error(shell, "%cireil_list_dir /workspace")
+    assert message.startswith("Line magic function `%cireil_list_dir` not found: tool magics exist once an agent")
+    loaded(shell, agent_dir)
+    assert usage_error(shell, "%cireil_lsit_dir /workspace") == (
+        "Line magic function `%cireil_lsit_dir` not found (did you mean %cireil_list_dir?)"
+    )
+    assert "(did you mean %%cireil_write?)" in usage_error(shell, "%%cireil_wirte /workspace/a.txt\nbody\n")
+    assert "tool 'exec' is not enabled in config/tools.toml" in usage_error(shell, "%cireil_exec ls")
+    assert "did you mean %cireil?" in usage_error(shell, "x = 1\n%cireill help")  # on any line of a cell
+    assert not (agent_dir / "workspace" / "a.txt").exists()
+
+
+def test_the_did_you_mean_leaves_every_other_line_alone(shell, agent_dir):
+    run(shell, "%load_ext cireil")
+    # an agent loaded by an earlier line of the same cell: its magics are unknown when the cell is transformed,
+    # and the call still runs
+    ran = run(shell, f"%cireil load {agent_dir}\nresult = %cireil_list_dir /workspace\nresult")
+    assert ran.value.success
+    # a known magic goes the ordinary way; only an unknown cireil name is rerouted
+    assert shell.transform_cell("%cireil_list_dir /w\n") == "get_ipython().run_line_magic('cireil_list_dir', '/w')\n"
+    assert "cireil.kernel.magics.unknown" in shell.transform_cell("%cireil_raed /w\n")
+    assert shell.transform_cell("%time 1\n") == "get_ipython().run_line_magic('time', '1')\n"
+    other = run(shell, "%not_a_magic_at_all", ok=False)
+    assert "Line magic function `%not_a_magic_at_all` not found." in other.stderr  # IPython's own, untouched
+    text = "'%cireil_raed stays text'"
+    assert run(shell, text).value == "%cireil_raed stays text"
+    run(shell, "%unload_ext cireil")
+    assert not any(type(t).__name__ == "UnknownMagics" for t in shell.input_transformers_post)

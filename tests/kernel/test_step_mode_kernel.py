@@ -132,6 +132,17 @@ def test_approve_edit_skip_and_mock_through_the_comm_layer(stepping, llm):
     assert "you skipped this call" in drawn and "you gave the model this result" in drawn
     assert "all done" in drawn and "turn ended with a final respond" in drawn
     assert "recorded turn 1: 2 model calls" in drawn
+    # the call line of the edited call shows, once it ran, the arguments it ran with (issue 34)
+    shown = json.loads(
+        py(
+            kernel,
+            "print(json.dumps([o.outputs[0]['data'].get('text/plain', '') for o in t.transcript.children"
+            " if o.outputs]))",
+        )
+    )
+    calls = [line for line in shown if line.startswith("→ ")]
+    assert calls[0].startswith("→ read (edited) {") and '"/workspace/other.md"' in calls[0], calls
+    assert calls[1].startswith("→ write {") and '"/workspace/out.txt"' in calls[1]  # skipped: as the model asked
 
     # the recording keeps what the person did with each call
     recorded = json.loads(

@@ -14,6 +14,7 @@ from . import display, tunables
 from .magics import magictable
 from .magics.liveturns import forget_interrupts
 from .magics.subcommands import CireilMagics
+from .magics.unknown import UnknownMagics
 
 if TYPE_CHECKING:
     from ..runtime.agent import Agent
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
 MAGIC = "cireil"
 AGENT_MAGIC = "cireil_agent"
 
-# id(shell) -> (controller, the %cireil function, the %%cireil_agent function or None, the %config Cireil object)
-_LOADED: dict[int, tuple[CireilMagics, Any, Any, tunables.Cireil]] = {}
+# id(shell) -> (controller, the %cireil function, the %%cireil_agent function or None, the %config Cireil object,
+# the did-you-mean for mistyped cireil magics)
+_LOADED: dict[int, tuple[CireilMagics, Any, Any, tunables.Cireil, UnknownMagics]] = {}
 
 
 def load_ipython_extension(ip: Any) -> None:
@@ -57,7 +59,9 @@ def load_ipython_extension(ip: Any) -> None:
         print(f"cireil: {taken} already exists and is left alone; use agent.turn() instead", file=sys.stderr)
     display.register(ip, widgets=True)
     ip.events.register("pre_run_cell", controller.pre_run_cell)
-    _LOADED[id(ip)] = (controller, cireil, agent_fn, tunables.register(ip))
+    unknown = UnknownMagics(ip, lambda: controller.agent)
+    unknown.install()
+    _LOADED[id(ip)] = (controller, cireil, agent_fn, tunables.register(ip), unknown)
 
 
 def magic_doc() -> str:
@@ -77,7 +81,8 @@ def unload_ipython_extension(ip: Any) -> None:
 
     entry = _LOADED.pop(id(ip), None)
     if entry is not None:
-        controller, fn, agent_fn, settings = entry
+        controller, fn, agent_fn, settings, unknown = entry
+        unknown.uninstall()
         tunables.unregister(ip, settings)
         ip.events.unregister("pre_run_cell", controller.pre_run_cell)
         magictable.remove(ip, MAGIC, fn)

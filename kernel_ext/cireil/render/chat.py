@@ -111,18 +111,20 @@ def agent_bubble(
     return plain, _bubble(label, markdown_html(content), mine=False, extra=extra)
 
 
-def tool_header(call: dict) -> tuple[str, str]:
-    """One line naming a call the agent makes and its arguments."""
+def tool_header(call: dict, *, edited: bool = False) -> tuple[str, str]:
+    """One line naming a call the agent makes and its arguments; `edited`: the person changed them in step mode,
+    and `call` holds the ones it ran with."""
     from .html import json_text
 
     args = call.get("input") or {}
     short = json_text(args).replace("\n", " ")
     if len(short) > 300:
         short = short[:297] + "…"
-    plain = f"→ {call['name']} {short}"
+    mark = " (edited)" if edited else ""
+    plain = f"→ {call['name']}{mark} {short}"
     html = (
         f'<div class="cireil cireil-call" style="font-family:{MONO};font-size:90%;color:{FG_DIM};margin:6px 0 0">'
-        f'→ <b style="color:{FG}">{esc(call["name"])}</b> {esc(short)}</div>'
+        f'→ <b style="color:{FG}">{esc(call["name"])}</b>{esc(mark)} {esc(short)}</div>'
     )
     return plain, html
 
@@ -146,41 +148,48 @@ def notice_line(text: str) -> tuple[str, str]:
 def footer(
     outcome: Any, seconds: float, *, estimate: int | None = None, last_usage: dict | None = None
 ) -> tuple[str, str]:
-    """How the turn ended, and its tokens: cireil's estimate of the last request (the number `%cireil
-    prompt` shows, computed the same way) beside the provider's own count of it, then the turn's total
-    as the provider counted it over all its model calls. Each number says which it is."""
+    """How the turn ended, then its tokens, one labelled line each: the last request as cireil estimated it
+    (the number `%cireil prompt` shows, computed the same way) and as the provider counted it, then the turn's
+    total as the provider counted it over all its model calls. The two counts of the last request measure
+    different things (cireil's leaves out the tool definitions, which often make most of a request), so each
+    line says what it counts instead of setting two bare numbers side by side."""
     usage = outcome.usage or {}
     last_usage = last_usage or {}
     calls = f"{outcome.steps} model call{'s' if outcome.steps != 1 else ''}"
-    bits = [calls]
-    last = []
-    if estimate is not None:
-        last.append(f"~{estimate:,} tokens estimated (system prompt and messages)")
-    if "prompt_tokens" in last_usage:
-        last.append(f"{last_usage['prompt_tokens']:,} prompt tokens by the provider's count")
-    if last:
-        bits.append("last request: " + ", ".join(last))
-    if usage:
-        kinds = (("prompt_tokens", "prompt"), ("completion_tokens", "completion"))
-        parts = [f"{usage[k]:,} {label}" for k, label in kinds if k in usage]
-        total = f"{usage['total_tokens']:,} tokens" if "total_tokens" in usage else " + ".join(parts)
-        detail = f" ({' + '.join(parts)})" if "total_tokens" in usage and parts else ""
-        bits.append(f"turn total: {total}{detail} over {calls}, by the provider's count")
-    else:
-        bits.append("the provider reported no token counts")
-    bits.append(f"{seconds:.1f} s")
     ended = {
         "respond": "turn ended with a final respond",
         "no-response": "turn ended without a message (no-response)",
         "interrupted": "turn interrupted",
         "error": "turn failed",
     }.get(outcome.ended, outcome.ended)
-    text = f"{ended} · " + " · ".join(bits)
+    rows: list[tuple[str, str]] = []
+    last = []
+    if estimate is not None:
+        last.append(f"~{estimate:,} tokens by cireil's estimate (system prompt and messages, no tool definitions)")
+    if "prompt_tokens" in last_usage:
+        last.append(f"{last_usage['prompt_tokens']:,} prompt tokens by the provider's count (all it was sent)")
+    if last:
+        rows.append(("last request", " · ".join(last)))
+    if usage:
+        kinds = (("prompt_tokens", "prompt"), ("completion_tokens", "completion"))
+        parts = [f"{usage[k]:,} {label}" for k, label in kinds if k in usage]
+        total = f"{usage['total_tokens']:,} tokens" if "total_tokens" in usage else " + ".join(parts)
+        detail = f" ({' + '.join(parts)})" if "total_tokens" in usage and parts else ""
+        rows.append(("turn total", f"{total}{detail} over {calls}, by the provider's count"))
+    else:
+        rows.append(("turn total", "the provider reported no token counts"))
+    head = f"{ended} · {calls} · {seconds:.1f} s"
+    text = "\n".join([head, *(f"{label}: {value}" for label, value in rows)])
     if outcome.error:
         text += f"\nerror: {outcome.error}"
     color = WARN if outcome.ended in ("interrupted", "error") else FG_DIM
+    lines = "".join(
+        f'<div class="cireil-turn-tokens"><span style="font-weight:600">{esc(label)}:</span> {esc(value)}</div>'
+        for label, value in rows
+    )
+    error = f'<div style="white-space:pre-wrap">error: {esc(outcome.error)}</div>' if outcome.error else ""
     html = (
         f'<div class="cireil cireil-turn-end" style="color:{color};font-size:85%;margin:6px 0;'
-        f'border-top:1px solid {BORDER};padding-top:4px">{esc(text)}</div>'
+        f'border-top:1px solid {BORDER};padding-top:4px"><div>{esc(head)}</div>{lines}{error}</div>'
     )
     return text, html

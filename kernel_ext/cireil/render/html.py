@@ -41,8 +41,18 @@ CELL = "padding:2px 8px;text-align:left;vertical-align:top"  # left and top: Jup
 LINED = f"{CELL};border-top:1px solid {BORDER}"  # rows parted by a line
 
 
+# JupyterLab lays out rendered tables with `table-layout: fixed`, which sizes columns from the first row and squeezed
+# a description column into ~160 px: every table of ours asks for the browser's content-sized layout instead.
+TABLE_LAYOUT = "table-layout:auto"
+# Text that wraps at word boundaries: JupyterLab gives an output's <pre> `word-break: break-all` ("wat/er"), and
+# `overflow-wrap: anywhere` lets an auto-sized column shrink until words break. A word longer than a line still breaks.
+WORD_WRAP = "white-space:pre-wrap;word-break:normal;overflow-wrap:break-word"
+
+
 def table(rows: Iterable[Sequence[Cell]], *, head: Sequence[Cell] = (), cell: str = CELL, style: str = "") -> str:
-    """An HTML table: every cell gets the `cell` style (plus its own), the head row if given, the table `style`."""
+    """An HTML table: every cell gets the `cell` style (plus its own), the head row if given, the table `style`.
+
+    Columns are sized to their content (TABLE_LAYOUT), whatever the page's stylesheet says."""
 
     def one(tag: str, item: Cell) -> str:
         content, extra = (item, "") if isinstance(item, str) else item
@@ -50,8 +60,19 @@ def table(rows: Iterable[Sequence[Cell]], *, head: Sequence[Cell] = (), cell: st
 
     thead = f"<thead><tr>{''.join(one('th', h) for h in head)}</tr></thead>" if head else ""
     body = "".join(f"<tr>{''.join(one('td', c) for c in row)}</tr>" for row in rows)
-    styled = f' style="{style}"' if style else ""
-    return f"<table{styled}>{thead}<tbody>{body}</tbody></table>"
+    return f'<table style="{TABLE_LAYOUT}{";" + style if style else ""}">{thead}<tbody>{body}</tbody></table>'
+
+
+def folded_text(text: str, *, more: str = "more") -> str:
+    """Long prose (a tool's description) as its first paragraph, the rest folded under `more`; escaped."""
+    first, sep, rest = text.strip().partition("\n\n")
+    shown = f'<div style="{WORD_WRAP}">{esc(first)}</div>'
+    if not sep or not rest.strip():
+        return shown
+    return (
+        f'{shown}<details class="cireil-more"><summary style="cursor:pointer;color:{FG_DIM}">{esc(more)}</summary>'
+        f'<div style="{WORD_WRAP}">{esc(rest.strip())}</div></details>'
+    )
 
 
 def pairs(rows: Iterable[tuple[Any, Any]], *, value_style: str = "") -> str:
@@ -93,8 +114,7 @@ def notices_html(notices: list[str]) -> str:
 
 def code_block(text: str) -> str:
     return (
-        f'<pre style="font-family:{MONO};background:{BG_SOFT};padding:6px;margin:4px 0;'
-        f'white-space:pre-wrap;overflow-wrap:anywhere">{esc(text)}</pre>'
+        f'<pre style="font-family:{MONO};background:{BG_SOFT};padding:6px;margin:4px 0;{WORD_WRAP}">{esc(text)}</pre>'
     )
 
 

@@ -186,3 +186,62 @@ def test_tools_magic_shows_costs_and_lint(tmp_path, kernel, rogue, sdk_sse):
     assert "cireil-lint" in dry["text/html"]
     bad = kernel.run("%cireil tools --lnt", ok=False)
     assert bad.stderr.startswith("UsageError: ")
+
+
+# -- built-ins only when asked (issue 34) ------------------------------------------------------------
+def test_findings_about_built_ins_are_split_off_and_a_collision_is_the_other_tools(tmp_path):
+    from cireil.runtime.engine.toollint import split_builtin
+
+    agent = cireil.load(copy_demo())
+    try:
+        builtins = agent.tools
+    finally:
+        agent.close()
+    mine = raw("my_thing", {"type": "object"}, description="")  # no description: a warning about my own tool
+    twin = raw("List_Dir", {"type": "object", "properties": {}, "additionalProperties": False})
+    found = lint_tools([*builtins, mine, twin])
+    own, builtin = split_builtin(found, [*builtins, mine, twin])
+    assert builtin and {f.tool for f in builtin} <= {t.name for t in builtins}
+    assert ("edit", "error", "description") in [(f.tool, f.severity, f.where) for f in builtin]
+    assert {f.tool for f in own} == {"my_thing", "List_Dir"}
+    # the collision with the built-in list-dir is reported on the tool the user can rename, whatever the order
+    for order in ([*builtins, twin], [twin, *builtins]):
+        collision = [f for f in lint_tools(order) if "collide" in f.message]
+        assert [f.tool for f in collision] == ["List_Dir"]
+
+
+def test_dry_run_of_the_demo_shows_no_built_in_lint_unless_asked(tmp_path):
+    demo = copy_demo()
+
+    def dry(*extra: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "cireil", "dry-run", str(demo), *extra], capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    quiet = dry()
+    assert "tool definition lint (" not in quiet and "edit: error" not in quiet
+    assert "tool definition lint: nothing to report about the agent's own, plugin and MCP tools" in quiet
+    assert "lint findings about cireil's built-in tools not shown" in quiet and "--builtins shows them" in quiet
+    loud = dry("--builtins")
+    assert "edit: error: description:" in loud and "not shown" not in loud
+    assert json.loads(dry("--json"))["lint"]  # the JSON report stays complete
+
+
+def test_dry_run_and_tools_magics_hide_built_in_lint_unless_asked(shell):
+    from magicshell import run
+
+    run(shell, "%load_ext cireil")
+    run(shell, "%cireil load --demo")
+    quiet = run(shell, "%cireil dry-run")
+    assert "edit " not in quiet.text.split("tool definition lint", 1)[1]
+    assert "about cireil's built-in tools not shown" in quiet.text
+    html = quiet.displayed[-1]["text/html"]
+    assert "cireil-lint-hidden" in html and "cireil-lint-table" not in html
+    loud = run(shell, "%cireil dry-run --builtins")
+    assert "error   edit  description:" in loud.text and "not shown" not in loud.text
+    assert "cireil-lint-table" in loud.displayed[-1]["text/html"]
+    linted = run(shell, "%cireil tools --lint")
+    assert "about cireil's built-in tools not shown" in linted.text
+    assert "error   edit" in run(shell, "%cireil tools --lint --builtins").text

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from ..forms.schema_widgets import SchemaWidget
 
 _DRAIN_S = 0.25
+# ipywidgets gives every button one fixed width, which cut "Run with these arguments" to "Run with these…":
+# each button here is as wide as its label
+_FIT = {"width": "auto"}
 ARGUMENTS_SHOWN = 20_000  # characters of a pending call's arguments drawn (a write of a whole file is big)
 
 # what the turn view says of a call the person did not simply approve
@@ -63,6 +66,7 @@ class WidgetTurnView(TurnView):
     def __init__(self, agent: Agent, transcript: W.VBox) -> None:
         super().__init__(agent)
         self.transcript = transcript
+        self._headers: dict[Any, _Slot] = {}  # call id -> its "→ tool {arguments}" line, redrawn after an edit
 
     def _append(self, bundle: dict[str, Any]) -> _Slot:
         output = W.Output()
@@ -83,8 +87,17 @@ class WidgetTurnView(TurnView):
         """No streamed bubble: a respond call waits for the person, who may skip it; it shows once it ran."""
 
     def draw(self, event: dict) -> None:
-        if event.get("type") == "result":
-            said = _SAID.get((event.get("review") or {}).get("action"))
+        kind = event.get("type")
+        if kind == "tool" and event["call"]["name"] != "respond":
+            # drawn with the model's arguments while the call waits; kept to show the ones it ran with after an edit
+            self._headers[event["call"].get("id")] = self._show(chat.tool_header(event["call"]), handle=True)
+            return
+        if kind == "result":
+            review = event.get("review") or {}
+            header = self._headers.pop(event["call"].get("id"), None)
+            if review.get("action") == "edited" and header is not None:  # the call now holds what ran
+                header.update(chat.as_bundle(chat.tool_header(event["call"], edited=True)))
+            said = _SAID.get(review.get("action"))
             if said:
                 self._show(chat.notice_line(said))
         super().draw(event)
@@ -111,19 +124,33 @@ class StepTurn(W.VBox):
         self.transcript = W.VBox()
         self.call_info = W.HTML()
         self.approve_button = W.Button(
-            description="Approve", icon="check", button_style="success", tooltip="run the call as the model asked"
+            description="Approve",
+            icon="check",
+            button_style="success",
+            tooltip="run the call as the model asked",
+            layout=W.Layout(**_FIT),
         )
-        self.edit_button = W.Button(description="Edit arguments", icon="pencil", tooltip="change what it runs with")
-        self.skip_button = W.Button(description="Skip", icon="forward", tooltip="do not run it; the model is told")
+        self.edit_button = W.Button(
+            description="Edit arguments", icon="pencil", tooltip="change what it runs with", layout=W.Layout(**_FIT)
+        )
+        self.skip_button = W.Button(
+            description="Skip", icon="forward", tooltip="do not run it; the model is told", layout=W.Layout(**_FIT)
+        )
         self.mock_button = W.Button(
-            description="Mock result", icon="magic", tooltip="give the model a result of yours instead of running it"
+            description="Mock result",
+            icon="magic",
+            tooltip="give the model a result of yours instead of running it",
+            layout=W.Layout(**_FIT),
         )
         self.editor = W.VBox()  # the arguments form or the result text, while one is open
         self.problems = W.HTML()
         buttons = W.HBox([self.approve_button, self.edit_button, self.skip_button, self.mock_button])
         self.panel = W.VBox([self.call_info, buttons, self.editor, self.problems], layout=W.Layout(display="none"))
         self.stop_button = W.Button(
-            description="Stop turn", icon="stop", tooltip="end the turn; nothing of it is stored in the session"
+            description="Stop turn",
+            icon="stop",
+            tooltip="end the turn; nothing of it is stored in the session",
+            layout=W.Layout(**_FIT),
         )
         self.status = W.HTML()
         super().__init__([self.transcript, self.panel, W.HBox([self.stop_button, self.status])])
@@ -296,8 +323,10 @@ class StepTurn(W.VBox):
             return
         form = schema_widget(tool.parameters, body_arg=tool.body_arg)
         form.editor.set_value(dict(pending.call.get("input") or {}))
-        run = W.Button(description="Run with these arguments", icon="play", button_style="primary")
-        back = W.Button(description="Back", tooltip="close the form; the call still waits")
+        run = W.Button(
+            description="Run with these arguments", icon="play", button_style="primary", layout=W.Layout(**_FIT)
+        )
+        back = W.Button(description="Back", tooltip="close the form; the call still waits", layout=W.Layout(**_FIT))
         run.on_click(lambda _b: self.apply_edit())
         back.on_click(lambda _b: self._back())
         self.edit_form, self.mock_text, self.apply_button = form, None, run
@@ -337,8 +366,8 @@ class StepTurn(W.VBox):
             placeholder='{"content": "…", "success": true}   or plain text',
             layout=W.Layout(width="100%", height="6em"),
         )
-        give = W.Button(description="Give this result", icon="magic", button_style="primary")
-        back = W.Button(description="Back", tooltip="close this; the call still waits")
+        give = W.Button(description="Give this result", icon="magic", button_style="primary", layout=W.Layout(**_FIT))
+        back = W.Button(description="Back", tooltip="close this; the call still waits", layout=W.Layout(**_FIT))
         give.on_click(lambda _b: self.apply_mock())
         back.on_click(lambda _b: self._back())
         self.mock_text, self.edit_form, self.apply_button = text, None, give

@@ -62,7 +62,7 @@ def _issue_text(issue: dict, known: list[str]) -> str:
 
 def argument_help(tool: Tool, data: dict) -> ArgumentHelp:
     """A magic called with missing or wrong arguments: what is wrong in plain words, how the magic is
-    written and its parameters. The result shown below it keeps the message the agent would get."""
+    written and its parameters (`data` holds the validator's `issues`, as a failed call's result would)."""
     known = list(tool.parameters.get("properties", {}))
     problems = "; ".join(_issue_text(i, known) for i in data.get("issues", ()) if isinstance(i, dict))
     usage = usage_doc(tool).split("\n\n", 1)[0]  # the forms of the call, without the description
@@ -160,6 +160,7 @@ class ToolMagics:
             if tool.body_arg in args:
                 raise UsageError(f"{tool.body_arg} is given twice: in the magic's line and as the cell body")
             args[tool.body_arg] = body
+        self._check_arguments(tool, args)
         try:
             result = call_live(agent, tool.name, args)  # agent.call, with exec's output streaming in live
         except CireilError as exc:
@@ -167,11 +168,20 @@ class ToolMagics:
         finally:
             # the call re-read tools.toml; follow it so the next cell sees the right magics
             self.sync_quietly()
-        if not result.success and result.data.get("issues"):
-            from IPython.display import display
-
-            display(argument_help(tool, result.data))  # above the result, which stays what the agent gets
         return result
+
+    def _check_arguments(self, tool: Tool, args: dict) -> None:
+        """Missing or wrong arguments stop the magic before the tool runs: the usage is shown and the cell
+        fails as any other usage error does (so Run All stops there), instead of a second, cryptic error
+        from the tool's own validation below it. The check is the one the call itself would make."""
+        prepared = tool.prepare(args) if tool.prepare is not None else args
+        _clean, issues = tool.params.validate(prepared)
+        if not issues:
+            return
+        from IPython.display import display
+
+        display(argument_help(tool, {"issues": [i.as_dict() for i in issues], "error": str(issues[0])}))
+        raise UsageError(f"%{tool.magic_name} was not called: fix its arguments as shown above")
 
     def sync_quietly(self) -> None:
         """sync() for hooks and cleanup paths: a failure here must not mask the cell's own outcome."""

@@ -5,13 +5,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...render.html import ERROR, FG_DIM, LINED, MONO, OK, WARN, code, esc, frame, pairs, table
+from ...render.html import (
+    ERROR,
+    FG_DIM,
+    LINED,
+    MONO,
+    OK,
+    WARN,
+    WORD_WRAP,
+    code,
+    esc,
+    folded_text,
+    frame,
+    pairs,
+    table,
+)
 from .base import View
 from .lint import lint_html, lint_text
 
 if TYPE_CHECKING:
     from ...runtime.agent import DryRunReport
     from ...runtime.base.errors import ConfigIssue
+    from ...runtime.engine.toollint import Finding
     from ...runtime.sessions.state import Session
     from ...runtime.toolkit.tool import Tool
 
@@ -50,7 +65,7 @@ class ArgumentHelp(View):
         return "\n".join(lines + [f"  {p}" for p in self.parameters])
 
     def html(self) -> str:
-        pre = f"font-family:{MONO};margin:2px 0 6px 0;white-space:pre-wrap"
+        pre = f"font-family:{MONO};margin:2px 0 6px 0;{WORD_WRAP}"
         body = (
             f'<div style="color:{ERROR};margin-bottom:4px">{esc(self.problem)}</div>'
             f'<div style="color:{FG_DIM}">usage</div><pre style="{pre}">{esc(chr(10).join(self.usage))}</pre>'
@@ -95,26 +110,29 @@ class ToolTable(View):
         if not self.tools:
             return frame("tools", f'<span style="color:{FG_DIM}">no tools enabled</span>', title=esc(self.slug))
         columns = (
-            ("tool", "magic", "origin", "tokens", "description")
+            ("tool · magic", "origin", "tokens", "description")
             if self.costs
-            else ("tool", "magic", "origin", "description")
+            else ("tool · magic", "origin", "description")
         )
-        # names, magics and origins never wrap ("built-in" broke over two lines at 1400 px); descriptions do
+        # names, magics and origins never wrap ("built-in" broke over two lines at 1400 px); the magic sits under the
+        # name, not in a column of its own, so that descriptions get the width left. They wrap at word boundaries,
+        # their first paragraph shown and the rest folded (the original's descriptions run to 1,500 characters:
+        # shown whole, 20 tools made a 3,400 px table).
         keep = "white-space:nowrap"
         rows = [
             [
-                (esc(t.name), f"font-weight:600;{keep}"),
                 (
-                    esc(self._magic(t)),
-                    f"{keep};font-family:{MONO};color:{WARN if t.name in self.refused else 'inherit'}",
+                    f'<div style="font-weight:600">{esc(t.name)}</div><div style="font-family:{MONO};font-size:90%;'
+                    f'color:{WARN if t.name in self.refused else FG_DIM}">{esc(self._magic(t))}</div>',
+                    keep,
                 ),
                 (esc(t.origin), f"{keep};color:{FG_DIM}"),
-                *([(esc(self._cost(t)), f"text-align:right;font-family:{MONO}")] if self.costs else []),
-                esc(t.description),
+                *([(esc(self._cost(t)), f"{keep};text-align:right;font-family:{MONO}")] if self.costs else []),
+                (folded_text(t.description), "min-width:16em;width:100%"),
             ]
             for t in self.tools
         ]
-        body = table(rows, head=columns, cell=LINED, style="border-collapse:collapse")
+        body = table(rows, head=columns, cell=LINED, style="border-collapse:collapse;width:100%")
         if self.costs:
             body += f'<div class="cireil-tool-cost" style="margin-top:4px;font-weight:600">{esc(self._total())}</div>'
         return frame("tools", body, title=f"{esc(self.slug)} · {len(self.tools)} enabled tools")
@@ -125,6 +143,14 @@ class DryRunView(View):
     """`%cireil dry-run`: every problem as FILE:LINE: message, then the tools that would be enabled."""
 
     report: DryRunReport
+    builtins: bool = False  # also the lint findings about cireil's built-in tools (`--builtins`)
+
+    def _lint(self) -> tuple[list[Finding], int]:
+        """The findings to show and how many about built-ins were left out."""
+        from ...runtime.engine.toollint import split_builtin
+
+        own, builtin = split_builtin(self.report.lint, self.report.tools)
+        return (self.report.lint, 0) if self.builtins else (own, len(builtin))
 
     def _lines(self, issues: list[ConfigIssue]) -> list[str]:
         return [str(issue) for issue in issues]
@@ -141,7 +167,7 @@ class DryRunView(View):
         lines += self._lines(self.report.errors) + self._lines(self.report.warnings)
         lines.append(self._summary())
         if self.report.ok:
-            lines.append(lint_text(self.report.lint))
+            lines.append(lint_text(*self._lint()))
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -162,7 +188,7 @@ class DryRunView(View):
         else:
             items.append(f'<div style="color:{ERROR};margin-top:4px;font-weight:600">{esc(self._summary())}</div>')
         if self.report.ok:
-            items.append(lint_html(self.report.lint))
+            items.append(lint_html(*self._lint()))
         title = f"dry-run {code(self.report.directory)}"
         return frame("dry-run", "".join(items), title=title, failed=not self.report.ok)
 
@@ -242,20 +268,21 @@ class HelpText(View):
     def html(self) -> str:
         from ...commands import WIDE
 
+        # a usage up to WIDE characters keeps its line; a longer one (eval's) wraps at its options within WIDE
+        # characters, so that no usage takes the width its description needs
         rows = [
             (
                 (
-                    f"%cireil {esc(usage)}",
+                    f'<div style="max-width:{WIDE}ch">%cireil {esc(usage)}</div>',
                     f"font-family:{MONO}" + (";white-space:nowrap" if len(usage) <= WIDE else ""),
                 ),
-                esc(what),
+                (esc(what), f"min-width:16em;{WORD_WRAP}"),
             )
             for usage, what in self.subcommands
         ]
-        foot = "".join(
-            f'<div style="font-family:{MONO};white-space:pre-wrap">{esc(line)}</div>' for line in self.footer
-        )
-        body = f'{table(rows, cell=LINED, style="border-collapse:collapse")}<div style="margin-top:6px">{foot}</div>'
+        foot = "".join(f'<div style="font-family:{MONO};{WORD_WRAP}">{esc(line)}</div>' for line in self.footer)
+        listed = table(rows, cell=LINED, style="border-collapse:collapse;width:100%")
+        body = f'{listed}<div style="margin-top:6px">{foot}</div>'
         return frame("help", body, title="cireil")
 
 
@@ -269,4 +296,4 @@ class CommandHelp(View):
         return self.body
 
     def html(self) -> str:
-        return frame("help", f'<pre style="font-family:{MONO};margin:0;white-space:pre-wrap">{esc(self.body)}</pre>')
+        return frame("help", f'<pre style="font-family:{MONO};margin:0;{WORD_WRAP}">{esc(self.body)}</pre>')

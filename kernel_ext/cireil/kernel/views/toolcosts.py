@@ -16,17 +16,20 @@ if TYPE_CHECKING:
     from ...runtime.agent import Agent
 
 
-def show_tools(agent: Agent, refused: dict[str, str], *, lint: bool = False) -> None:
+def show_tools(agent: Agent, refused: dict[str, str], *, lint: bool = False, builtins: bool = False) -> None:
+    """The tool table; with `lint`, the definition lint under it (about built-in tools only with `builtins`)."""
     from ...runtime.engine.toolcost import tool_costs
 
     tools = agent.tools
     costs = tool_costs(tools)
     display(ToolTable(agent.slug, tools, refused, costs))
     if lint:
-        from ...runtime.engine.toollint import lint_tools
+        from ...runtime.engine.toollint import lint_tools, split_builtin
         from .lint import LintView
 
-        display(LintView(agent.slug, lint_tools(tools, costs)))
+        findings = lint_tools(tools, costs)
+        own, builtin = split_builtin(findings, tools)
+        display(LintView(agent.slug, findings) if builtins else LintView(agent.slug, own, len(builtin)))
 
 
 @dataclass

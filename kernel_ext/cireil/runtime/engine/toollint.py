@@ -111,6 +111,18 @@ def lint_priced(tools: list[Tool]) -> list[Finding]:
     return lint_tools(tools, tool_costs(tools))
 
 
+def split_builtin(findings: list[Finding], tools: list[Tool]) -> tuple[list[Finding], list[Finding]]:
+    """(findings about the agent's own, plugin and MCP tools; findings about cireil's built-ins).
+
+    A built-in sends the original CireilClaw's definition byte for byte (issue 28), so nothing in its findings
+    is the user's to act on: dry-run and `%cireil tools --lint` show them only when asked (`--builtins`).
+    A name collision is always reported on the tool that is not a built-in (see `_collisions`).
+    """
+    builtin = {t.name for t in tools if t.origin == "built-in"}
+    own = [f for f in findings if f.tool not in builtin]
+    return own, [f for f in findings if f.tool in builtin]
+
+
 def lint_counts(findings: list[Finding]) -> dict[str, int]:
     counts = {"error": 0, "warning": 0, "info": 0}
     for f in findings:
@@ -357,7 +369,9 @@ def _nodes(root: dict) -> Iterator[tuple[str, dict, int]]:
 def _collisions(tools: list[Tool]) -> list[Finding]:
     """Names that differ only in case or '-' vs '_': their magics are one name, and models mix them up."""
     by_key: dict[str, list[str]] = {}
-    for tool in tools:
+    # built-ins first, so that a collision is reported on the other tool: the one the user can rename, and the
+    # one whose findings dry-run shows without --builtins
+    for tool in sorted(tools, key=lambda t: t.origin != "built-in"):
         by_key.setdefault(tool.name.replace("-", "_").lower(), []).append(tool.name)
     found = []
     for names in by_key.values():
