@@ -1,8 +1,9 @@
 """Finding a Node >= 22 for the original's JS plugins, or saying exactly why there is none and how to get one.
 
 Looked for, in order: `$CIREIL_NODE` (a path to the binary), `node` on PATH, then cireil's cache
-`~/.cache/cireil/node` (what `npm install --prefix ~/.cache/cireil/node node@22` makes), then the Node the peer
-tests install (`~/.cache/cireil/original-*/node`). The first one that is new enough wins. The same cache's
+`~/.cache/cireil/node` (or `$CIREIL_NODE_CACHE`: what the project's setup, `./dev`, installs there with
+`npm install --prefix ... node@22 tsx @valibot/to-json-schema`), then the Node the peer tests install
+(`~/.cache/cireil/original-*/node`). The first one that is new enough wins. The same cache's
 `node_modules` is where the plugin host looks for its helpers (tsx, @valibot/to-json-schema) when a plugin's
 own folder lacks them; `$CIREIL_PLUGIN_MODULES` names more such folders.
 """
@@ -17,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MIN_MAJOR = 22
-CACHE = Path.home() / ".cache" / "cireil" / "node"
+# `./dev` (its plugin_node) installs into the same folder, honouring the same variable; the peer tests'
+# installs are looked for beside it (CACHE.parent), so one variable moves every place looked at
+CACHE = Path(os.environ.get("CIREIL_NODE_CACHE") or Path.home() / ".cache" / "cireil" / "node").expanduser()
 GET_NODE = f"npm install --prefix {CACHE} node@{MIN_MAJOR} (or set CIREIL_NODE to a Node >= {MIN_MAJOR} binary)"
 GET_HELPERS = f"npm install --prefix {CACHE} tsx @valibot/to-json-schema@^1.7"
 
