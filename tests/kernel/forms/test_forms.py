@@ -103,6 +103,13 @@ def test_kinds_of_typed_lists_and_free_objects():
     assert kind_of({"oneOf": [{"type": "string"}, {"type": "number"}]}) == "anyOf"
 
 
+def test_a_tool_whose_arguments_are_a_free_form_object_runs_from_its_form_with_none_given():
+    # what a JS plugin's `vb.object({})` declares: no properties, extra keys allowed
+    form = schema_widget({"type": "object", "properties": {}, "required": []})
+    collected = collect(form)
+    assert (collected.value, collected.problems) == ({}, [])
+
+
 def test_body_arg_gets_a_text_area():
     form = schema_widget(obj({"path": {"type": "string"}, "input": {"type": "string"}}), body_arg="input")
     assert isinstance(form.fields["input"].control, W.Textarea)

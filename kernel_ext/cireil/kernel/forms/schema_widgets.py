@@ -127,6 +127,9 @@ def collect(source: SchemaWidget | Editor) -> Collected:
     editor = source.editor if isinstance(source, SchemaWidget) else source
     problems: list[Problem] = []
     value = editor.collect((), problems)
+    top = source.schema if isinstance(source, SchemaWidget) else None
+    if value is UNSET and not problems and isinstance(top, dict) and top.get("type") == "object":
+        value = {}  # a tool's arguments left empty: no arguments (a plugin's `vb.object({})` takes extra keys)
     if value is UNSET and not problems:
         problems.append(Problem((), "a value is required"))
     if problems or value is UNSET or value is INVALID:
