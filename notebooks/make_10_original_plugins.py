@@ -109,7 +109,8 @@ CELLS = [
         "import json\nimport tempfile\nfrom pathlib import Path\n\n"
         "from cireil.runtime.scaffold import init\n\n"
         f"PLUGIN = '''\\\n{PLUGIN}'''\n\n"
-        'root = Path(tempfile.mkdtemp(prefix="cireil-tutorial-"))  # a runtime root: agents/, plugins/, config/\n'
+        'scratch = tempfile.TemporaryDirectory(prefix="cireil-tutorial-")  # removed when the kernel ends\n'
+        'root = Path(scratch.name)  # a runtime root: agents/, plugins/, config/\n'
         'agent_dir = init(root / "agents" / "garden")\n\n'
         'plugin = root / "plugins" / "garden"\n'
         '(plugin / "node_modules").mkdir(parents=True)\n'
