@@ -61,7 +61,7 @@ def test_the_session_store_reads_the_job_files_without_blocking(tmp_path):
         found = within(30, store._run_targets, fifo)
     finally:
         store.close()
-    assert found == {"discord:1": "the heartbeat (config/heartbeat.toml)"}
+    assert found == [("the heartbeat (config/heartbeat.toml)", "discord:1")]
 
 
 def test_dry_run_of_an_agent_in_a_runtime_root_with_fifos_there_finishes(tmp_path):
