@@ -37,8 +37,8 @@ CELLS = [
         'engine_toml = agent.directory / "config" / "engine.toml"\n'
         "engine_toml.write_text(f'''\n"
         "[local]\n"
-        'apiBase = \\"{llm.base_url}\\"\n'
-        'defaultModel = \\"wren-scripted\\"\n'
+        'apiBase = "{llm.base_url}"\n'
+        'defaultModel = "wren-scripted"\n'
         "isGlobalDefault = true\n"
         "''')\n"
         "print(engine_toml.read_text())"

@@ -22,27 +22,40 @@ CELLS = [
         "The shared folder is open only in one Discord guild; the `nsfw` folder inside it additionally only in\n"
         "NSFW channels. In the TUI the agent gets an extra block, `blocks/conditional/after-hours.md`."
     ),
+    # Cell sources as they will read in the notebook: the files' text in triple-quoted strings (no escaped
+    # quotes or \n), and the cell ends with a print, not a write_text, whose character count would be its Out[].
     code(
-        "import cireil\n\n"
-        "agent = cireil.current_agent()\n"
-        "d = agent.directory\n"
-        "(d / 'config' / 'conditions.toml').write_text('''\n"
-        "[blocks.after-hours]\n"
-        'action = \\"load\\"\n'
-        'when = \\"tui\\"\n\n'
-        '[workspace.\\"/shared/\\"]\n'
-        'action = \\"allow\\"\n'
-        'when = \\"discord:guild:1174109840998400016\\"\n\n'
-        '[workspace.\\"/shared/nsfw/\\"]\n'
-        'action = \\"deny\\"\n'
-        'when = \\"!discord:nsfw\\"\n'
-        "''')\n"
-        "(d / 'workspace' / 'shared' / 'nsfw').mkdir(parents=True, exist_ok=True)\n"
-        "(d / 'workspace' / 'shared' / 'plan.md').write_text('# Guild plan\\n\\nMeet on Friday.\\n')\n"
-        "(d / 'blocks' / 'conditional').mkdir(exist_ok=True)\n"
-        "(d / 'blocks' / 'conditional' / 'after-hours.md').write_text(\n"
-        "    '+++\\ndescription = \"Late-night mode\"\\n+++\\nKeep answers short and calm.\\n'\n"
-        ")"
+        '''
+import cireil
+
+agent = cireil.current_agent()
+d = agent.directory
+(d / "config" / "conditions.toml").write_text("""
+[blocks.after-hours]
+action = "load"
+when = "tui"
+
+[workspace."/shared/"]
+action = "allow"
+when = "discord:guild:1174109840998400016"
+
+[workspace."/shared/nsfw/"]
+action = "deny"
+when = "!discord:nsfw"
+""")
+(d / "workspace" / "shared" / "nsfw").mkdir(parents=True, exist_ok=True)
+(d / "workspace" / "shared" / "plan.md").write_text("""# Guild plan
+
+Meet on Friday.
+""")
+(d / "blocks" / "conditional").mkdir(exist_ok=True)
+(d / "blocks" / "conditional" / "after-hours.md").write_text("""+++
+description = "Late-night mode"
++++
+Keep answers short and calm.
+""")
+print("written: config/conditions.toml, workspace/shared/plan.md, blocks/conditional/after-hours.md")
+'''
     ),
     md(
         "## 2. In the notebook, nothing a rule names holds\n\n"
@@ -76,15 +89,17 @@ CELLS = [
         "`%cireil dry-run`, at its file and line."
     ),
     code(
-        "(d / 'config' / 'cron.toml').write_text('''\n"
-        "[[jobs]]\n"
-        'id = \\"morning-brief\\"\n'
-        'prompt = \\"Read /workspace/notes.txt and plan the day.\\"\n'
-        'schedule = { cron = \\"30 7 * * 1-5\\" }\n'
-        'target = \\"internal:plans\\"\n'
-        "''')\n"
-        "(d / 'config' / 'summarization.toml').write_text('model = \"gpt-4o-mini\"\\n')\n"
-        "%cireil jobs"
+        '''
+(d / "config" / "cron.toml").write_text("""
+[[jobs]]
+id = "morning-brief"
+prompt = "Read /workspace/notes.txt and plan the day."
+schedule = { cron = "30 7 * * 1-5" }
+target = "internal:plans"
+""")
+(d / "config" / "summarization.toml").write_text('model = "gpt-4o-mini"')
+%cireil jobs
+'''
     ),
     code("%cireil dry-run"),
     code("%cireil session --as-is"),

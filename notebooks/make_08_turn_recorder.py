@@ -41,7 +41,7 @@ MCP_SECTION = [
     code(
         "import socket\nimport time\n\n"
         f"GARDEN = '''\\\n{GARDEN}'''\n\n"
-        'server_dir = tempfile.TemporaryDirectory()  # removed when the kernel ends\n'
+        "server_dir = tempfile.TemporaryDirectory()  # removed when the kernel ends\n"
         'server_py = Path(server_dir.name) / "garden_server.py"\n'
         "server_py.write_text(GARDEN)\n"
         "with socket.socket() as s:\n"
@@ -78,7 +78,7 @@ MCP_SECTION = [
     ),
     code("server.terminate()\nserver.wait()\nturn_id = agent.turns()[-1].id\n%cireil replay $turn_id"),
     code(
-        'mcp_dir = tempfile.TemporaryDirectory()\n'
+        "mcp_dir = tempfile.TemporaryDirectory()\n"
         'mcp_test = Path(mcp_dir.name) / "test_forecast_turn.py"\n'
         "agent.export_test(turn_id, mcp_test)\n"
         'print("token in the test file:", "garden-secret-token" in mcp_test.read_text())\n'
@@ -131,9 +131,14 @@ CELLS = [
         "from cireil.testing.scripted_llm import ScriptedLLM, reply\n\n"
         "llm = ScriptedLLM(default=wren).start()\n"
         "agent = cireil.current_agent()\n"
-        '(agent.directory / "config" / "engine.toml").write_text(\n'
-        '    f\'[local]\\napiBase = "{llm.base_url}"\\ndefaultModel = "wren-scripted"\\nisGlobalDefault = true\\n\'\n'
-        ")"
+        'engine_toml = agent.directory / "config" / "engine.toml"\n'
+        "engine_toml.write_text(f'''\n"
+        "[local]\n"
+        'apiBase = "{llm.base_url}"\n'
+        'defaultModel = "wren-scripted"\n'
+        "isGlobalDefault = true\n"
+        "''')\n"
+        "print(engine_toml.read_text())"
     ),
     md(
         "## 1. A turn that goes a little wrong\n\n"
@@ -234,7 +239,7 @@ CELLS = [
         "import tempfile\n"
         "from pathlib import Path\n\n"
         "notes.write_text(original)  # back to what the turn saw\n"
-        'test_dir = tempfile.TemporaryDirectory()  # removed when the kernel ends\n'
+        "test_dir = tempfile.TemporaryDirectory()  # removed when the kernel ends\n"
         'test_file = Path(test_dir.name) / "test_committee_turn.py"\n'
         "turn_id = agent.turns()[-1].id\n"
         "%cireil export test $turn_id $test_file --fields read.content\n\n\n"

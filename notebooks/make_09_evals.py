@@ -73,8 +73,8 @@ CELLS = [
         "llm = ScriptedLLM(default=wren).start()\n"
         "(agent.directory / 'config' / 'engine.toml').write_text(f'''\n"
         "[local]\n"
-        'apiBase = \\"{llm.base_url}\\"\n'
-        'defaultModel = \\"wren-scripted\\"\n'
+        'apiBase = "{llm.base_url}"\n'
+        'defaultModel = "wren-scripted"\n'
         "isGlobalDefault = true\n"
         "''')\n\n"
         "mine = agent.directory / 'my-evals'\n"

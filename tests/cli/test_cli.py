@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,10 @@ def test_init_dry_run_and_call_end_to_end(tmp_path: Path, module: bool) -> None:
     assert proc.returncode == 0, proc.stderr
     assert {"name": "garden-handbook.md", "type": "file"} in json.loads(proc.stdout)["entries"]
 
+    proc = run("call", "wren", "read", "/workspace/garden-handbook.md", cwd=tmp_path, module=module)  # as the magic
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["path"] == "/workspace/garden-handbook.md"
+
     proc = run(
         "call", "wren", "write", "-", cwd=tmp_path, module=module, stdin='{"path": "/memories/x.md", "content": "hi"}'
     )
@@ -66,7 +71,7 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     make_agent(tmp_path, name="a")
     cases = [
         (["call", "a", "lst-dir"], "cireil: error: tool 'lst-dir' is unknown for agent 'a' (did you mean 'list-dir'?)"),
-        (["call", "a", "list-dir", "{oops"], "cireil: error: arguments are not valid JSON"),
+        (["call", "a", "list-dir", "{oops"], "cireil: error: invalid JSON object"),
         (["call", "missing", "list-dir"], "missing: agent directory does not exist"),
     ]
     for args, start in cases:
@@ -246,9 +251,11 @@ def test_call_parameter_error_is_a_result(agent_dir: Path, capsys: pytest.Captur
     [
         (["read"], "cireil: error: tool 'read' is not enabled in config/tools.toml for agent 'testagent'"),
         (["lisdir"], "cireil: error: tool 'lisdir' is unknown for agent 'testagent' (did you mean 'list-dir'?)"),
-        (["list-dir", "[1, 2]"], "cireil: error: arguments must be a JSON object"),
-        (["list-dir", '"/workspace"'], "cireil: error: arguments must be a JSON object"),
-        (["list-dir", "{'path': 1}"], "cireil: error: arguments are not valid JSON"),
+        (["list-dir", '{"path": "/workspace"}', "extra"], "cireil: error: invalid JSON object: Extra data"),
+        (["list-dir", "{'path': 1}"], "cireil: error: invalid JSON object"),
+        (["list-dir", "/workspace", "/tasks"], "cireil: error: two bare arguments ('/workspace' and '/tasks')"),
+        (["session-info", "now"], "cireil: error: tool 'session-info' takes no bare argument ('now')"),
+        (["list-dir", "path=/a", "path=/b"], "cireil: error: argument 'path' is given twice"),
     ],
 )
 def test_call_usage_errors_exit_2(agent_dir: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str):
@@ -256,6 +263,78 @@ def test_call_usage_errors_exit_2(agent_dir: Path, capsys: pytest.CaptureFixture
     assert (code, out) == (2, "")
     assert err.startswith(message)
     assert len(err.splitlines()) == 1
+
+
+def test_call_stdin_must_hold_one_json_object(
+    agent_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("[1, 2]"))
+    code, out, err = cli(capsys, "call", str(agent_dir), "write", "-")
+    assert (code, out) == (2, "")
+    assert err.startswith("cireil: error: invalid JSON object: the arguments must be one JSON object")
+
+
+# the magics' argument forms (issue 34): the words after TOOL go through the magics' own parser
+
+
+def test_call_takes_a_bare_word_for_the_main_argument(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "call", str(agent_dir), "list-dir", "/workspace/docs")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["entries"] == [{"name": "guide.md", "type": "file"}]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["path=/workspace/x.txt", "content=hi there"],  # `'content=hi there'` as a shell passes it
+        ["/workspace/x.txt", "content=hi there"],
+        ["content=hi there", "/workspace/x.txt"],
+        ['{"path": "/workspace/x.txt",', '"content": "hi there"}'],  # an unquoted JSON object, split by the shell
+        ["/workspace/x.txt", 'content="hi there"'],  # a JSON string value, as the magic decodes it
+    ],
+)
+def test_call_takes_key_value_words_like_the_magic(
+    agent_dir: Path, capsys: pytest.CaptureFixture[str], words: list[str]
+) -> None:
+    code, out, err = cli(capsys, "call", str(agent_dir), "write", *words)
+    assert (code, err) == (0, ""), err
+    assert json.loads(out) == {"path": "/workspace/x.txt", "success": True}
+    assert (agent_dir / "workspace" / "x.txt").read_text() == "hi there"
+
+
+def test_call_keeps_text_for_string_parameters(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `content=42` would be the number 42 as JSON; the schema says string, so the file holds "42"
+    code, _, err = cli(capsys, "call", str(agent_dir), "write", "/workspace/n.txt", "content=42")
+    assert (code, err) == (0, "")
+    assert (agent_dir / "workspace" / "n.txt").read_text() == "42"
+
+
+def test_words_after_the_tool_are_never_cireil_options(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `cireil call DIR exec ls -la` must hand `-la` to the tool, not fail as an unknown option of cireil
+    code, out, err = cli(capsys, "call", str(agent_dir), "list-dir", "-x")
+    assert (code, err) == (1, "")
+    assert "'-x'" in json.loads(out)["error"]
+
+
+def test_call_and_magic_read_the_same_words_the_same_way() -> None:
+    """One parser: a line the magic splits itself and the same words split by a shell give one dict."""
+    from cireil.runtime.toolkit.toolargs import parse_args, parse_argv
+
+    line = """/workspace/a.txt content='two words' n=3 tags='["a", "b"]' flag=true s="3" """
+    words = shlex.split(line)
+    kwargs = {"main_arg": "path", "strings": {"content", "s"}}
+    assert (
+        parse_argv(words, **kwargs)
+        == parse_args(line, **kwargs)
+        == {
+            "path": "/workspace/a.txt",
+            "content": "two words",
+            "n": 3,
+            "tags": ["a", "b"],
+            "flag": True,
+            "s": "3",
+        }
+    )
 
 
 def test_call_on_broken_config_exits_2_with_every_error(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,7 +39,8 @@ def test_eval_of_the_loaded_demo_fills_a_grid_in_place(tmp_path, kernel):
     assert all(m["msg_type"] == "update_display_data" for m in shown[1:])
     assert "running: 0/6 runs finished" in shown[0]["content"]["data"]["text/plain"]
     final = shown[-1]["content"]["data"]
-    assert "5/6 runs passed (83%), 95% interval [44–97%]; below --min-pass 100%" in final["text/plain"]
+    assert "5/6 runs passed (83%), 95% interval [44–97%]" in final["text/plain"]
+    assert "min-pass" not in final["text/plain"]  # the demo's intended failure, judged against no threshold (issue 34)
     assert "FAIL reminder [no-schedule #1]" in final["text/plain"]
     html = final["text/html"]
     assert "<details><summary>" in html and "<script" not in html.lower()

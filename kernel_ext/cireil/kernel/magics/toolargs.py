@@ -1,111 +1,29 @@
 """The argument line of a `%cireil_<tool>` magic -> the arguments dict of the tool call.
 
-Three forms, the last two combinable:
-
-    %cireil_write {"path": "/workspace/a.txt", "content": "hi"}    a JSON object, taken as is
-    %cireil_read_history n=3 tags=["a","b"] path=/workspace        key=value pairs, split like a shell
-    %cireil_list_dir /workspace                                    one bare word fills the tool's main argument
-
-A value is JSON when it reads as JSON (`n=3` -> 3, `flag=true` -> True, `tags=["a","b"]` -> list,
-`s="3"` -> "3"), first as typed and then with shell quotes removed (`tags='["a", "b"]'` -> list);
-otherwise it is the text with shell quotes removed (`path=/workspace` -> "/workspace"). Parameters whose
-schema is a plain string keep the text even when it would read as another JSON type, so
-`content=42` writes "42" instead of failing validation; a JSON string (`content="a\\nb"`) is still
-decoded. Checking types and required fields is the tool's job: only malformed input is refused here,
-always as one line.
+The parser is `runtime/toolkit/toolargs.py`, shared with `cireil call` so both take the same forms
+(a JSON object, key=value pairs, a bare word for the tool's main argument); here its one-line errors
+become IPython UsageErrors, which a cell shows without a traceback.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
 
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+from ...runtime.toolkit import toolargs as shared
+from ...runtime.toolkit.toolargs import Token, decode_value, string_params
 
-
-@dataclass(frozen=True)
-class Token:
-    raw: str  # exactly as typed, quotes included
-    text: str  # as a POSIX shell (and shlex.split) would pass it on
+__all__ = ["Token", "decode_value", "parse_args", "string_params", "tokenize"]
 
 
 def tokenize(line: str) -> list[Token]:
-    """Split like `shlex.split(line)`, keeping each word's raw text too (JSON must see its quotes)."""
-    tokens: list[Token] = []
-    i, n = 0, len(line)
-    while i < n:
-        if line[i].isspace():
-            i += 1
-            continue
-        start, chars = i, []
-        while i < n and not line[i].isspace():
-            c = line[i]
-            if c == "'":
-                end = line.find("'", i + 1)
-                if end < 0:
-                    raise UsageError(f"unbalanced quotes: the ' at column {i + 1} is never closed")
-                chars.append(line[i + 1 : end])
-                i = end + 1
-            elif c == '"':
-                opened = i
-                i += 1
-                while True:
-                    if i >= n:
-                        raise UsageError(f'unbalanced quotes: the " at column {opened + 1} is never closed')
-                    if line[i] == '"':
-                        i += 1
-                        break
-                    if line[i] == "\\" and i + 1 < n and line[i + 1] in '"\\':
-                        i += 1
-                    chars.append(line[i])
-                    i += 1
-            elif c == "\\":
-                if i + 1 >= n:
-                    raise UsageError("the line ends with a lone backslash")
-                chars.append(line[i + 1])
-                i += 2
-            else:
-                chars.append(c)
-                i += 1
-        tokens.append(Token(line[start:i], "".join(chars)))
-    return tokens
-
-
-def string_params(schema: dict) -> frozenset[str]:
-    """Names of the parameters whose schema is a plain string (text is kept as text for them)."""
-    props = schema.get("properties", {})
-    return frozenset(name for name, spec in props.items() if spec.get("type") == "string")
-
-
-def _json(text: str) -> tuple[bool, Any]:
+    """Split like `shlex.split(line)`, keeping each word's raw text too; malformed quoting is a UsageError."""
     try:
-        return True, json.loads(text)
-    except ValueError:
-        return False, None
-
-
-def decode_value(token: Token, *, as_string: bool = False) -> Any:
-    """One value: JSON if it reads as JSON (as typed, then unquoted), else the unquoted text."""
-    for candidate in (token.raw, token.text):
-        ok, value = _json(candidate)
-        if ok and (not as_string or isinstance(value, str)):
-            return value
-    return token.text
-
-
-def _split_key(token: Token) -> tuple[str, Token] | None:
-    """`key=value` when the word starts with a bare parameter name and `=`; None for a bare word."""
-    key, eq, _rest = token.raw.partition("=")
-    if not eq or not _KEY.fullmatch(key):
-        return None
-    value_raw = token.raw[len(key) + 1 :]
-    words = tokenize(value_raw)
-    return key, Token(value_raw, words[0].text if words else "")
+        return shared.tokenize(line)
+    except shared.ArgumentLineError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def parse_args(
@@ -116,50 +34,8 @@ def parse_args(
     strings: Iterable[str] = (),
     tool: str = "this tool",
 ) -> dict[str, Any]:
-    """Parse a magic's argument line; raises UsageError (one line) for malformed input only.
-
-    With `rest_arg`, every word after the main argument is one item of that list, as the shell would
-    pass it (quotes removed, never decoded, `key=value` included): `%cireil_exec env A=1 ls` runs
-    env with ["A=1", "ls"]. Named arguments must then come before the main argument.
-    """
-    stripped = line.strip()
-    if stripped.startswith("{"):
-        try:
-            value = json.loads(stripped)
-        except ValueError as exc:
-            raise UsageError(f"invalid JSON object: {exc}") from None
-        if not isinstance(value, dict):  # e.g. `{"a": 1} x`
-            raise UsageError("invalid JSON object: the arguments must be one JSON object")
-        return value
-    strings = frozenset(strings)
-    args: dict[str, Any] = {}
-    bare: Token | None = None
-    rest: list[str] | None = None
-    for token in tokenize(stripped):
-        if rest is not None:
-            rest.append(token.text)
-            continue
-        pair = _split_key(token)
-        if pair is None:
-            if main_arg is None:
-                raise UsageError(
-                    f"{tool} takes no bare argument ({token.text!r}); give arguments as key=value or a JSON object"
-                )
-            if bare is not None:
-                raise UsageError(
-                    f"two bare arguments ({bare.text!r} and {token.text!r}): only {main_arg} may be given "
-                    "without a name; write the others as key=value"
-                )
-            bare = token
-            pair = (main_arg, token)
-            if rest_arg is not None:
-                rest = []
-        key, value = pair
-        if key in args:
-            raise UsageError(f"argument {key!r} is given twice")
-        args[key] = decode_value(value, as_string=key in strings)
-    if rest:
-        if rest_arg in args:
-            raise UsageError(f"{rest_arg} is given twice: as {rest_arg}= and as words after {main_arg}")
-        args[rest_arg] = rest
-    return args
+    """`shared.parse_args`, its errors as one-line UsageErrors."""
+    try:
+        return shared.parse_args(line, main_arg=main_arg, rest_arg=rest_arg, strings=strings, tool=tool)
+    except shared.ArgumentLineError as exc:
+        raise UsageError(str(exc)) from None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...render.html import BORDER, ERROR, FG_DIM, MONO, OK, WARN, code, esc, frame
+from ...render.html import BORDER, ERROR, FG, FG_DIM, MONO, OK, WARN, code, esc, frame
 from .base import View
 
 if TYPE_CHECKING:
@@ -29,7 +29,9 @@ class EvalGrid(View):
     """The grid of one eval, as far as it got; text/plain is what the CLI prints."""
 
     report: EvalReport
-    min_pass: float = 1.0
+    # --min-pass as given; None: nobody set a threshold, so nothing is judged against one (a demo whose
+    # point is a failing variant is not shown as a failed eval), the cells show their figures only
+    min_pass: float | None = None
 
     def _verdict(self) -> str:
         r = self.report
@@ -37,9 +39,19 @@ class EvalGrid(View):
         if done < r.total and not r.interrupted:
             return f"running: {done}/{r.total} runs finished, {r.passed} passed"
         line = r.summary()
-        if done and not r.interrupted and r.below(self.min_pass):
+        if done and not r.interrupted and self._below():
             line += f"; below --min-pass {self.min_pass:.0%}"
         return line
+
+    def _below(self) -> bool:
+        return self.min_pass is not None and self.report.below(self.min_pass)
+
+    def _colour(self, cell: Cell) -> str:
+        """A cell's passes in red or green only against a --min-pass given (red: even the top of its 95%
+        interval is below it, as the eval's own verdict); with none, in the text's colour."""
+        if self.min_pass is None:
+            return FG
+        return ERROR if cell.interval.high < self.min_pass else OK
 
     def _compared(self) -> str:
         """The paired comparison of the variants with the baseline, once the eval has ended."""
@@ -77,7 +89,7 @@ class EvalGrid(View):
 
         if not cell.runs:
             return f'<span style="color:{FG_DIM}">{f"0/{total}" if total else "0"}…</span>'
-        colour = OK if cell.passed == len(cell.runs) else (ERROR if cell.passed == 0 else WARN)
+        colour = self._colour(cell)
         k = self.report.k
         # compact: "7/10 · 70% [40–89%] · flaky"; pass@k, pass^k, tokens and seconds one click away
         head = (
@@ -126,5 +138,5 @@ class EvalGrid(View):
         )
         verdict = f'<div style="margin-top:4px">{esc(self._verdict())}</div>'
         title = f"eval {code(Path(r.agent).name)}"
-        failed = r.below(self.min_pass) and len(r.results) == r.total
+        failed = self._below() and len(r.results) == r.total
         return frame("eval", table + compared_html + verdict, title=title, failed=failed)

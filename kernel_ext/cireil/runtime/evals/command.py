@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .worker import RunResult
 
 OK, BELOW, USAGE, INTERRUPTED = 0, 1, 2, 130
+STRICT_MIN_PASS = 1.0  # the exit status's --min-pass when none is given
 
 
 def variants_file(scenarios: list[str], given: str | None) -> Path | None:
@@ -183,9 +184,12 @@ def run_eval_command(args: argparse.Namespace) -> int:
         return USAGE
     if report.interrupted:
         return INTERRUPTED
-    if report.below(args.min_pass):
+    # a shell's exit status is a CI gate: strict unless told otherwise (any failure, with evidence, fails it)
+    min_pass = STRICT_MIN_PASS if args.min_pass is None else args.min_pass
+    if report.below(min_pass):
+        given = "" if args.min_pass is not None else " (the default; --min-pass RATE sets another)"
         print(
-            f"pass rate {report.pass_rate:.0%} is below --min-pass {args.min_pass:.0%}: even the top of its 95%"
+            f"pass rate {report.pass_rate:.0%} is below --min-pass {min_pass:.0%}{given}: even the top of its 95%"
             f" interval is {report.interval.high:.0%}",
             file=sys.stderr,
         )
