@@ -27,6 +27,7 @@ from .commands import add_cli_command, cli_commands
 
 if TYPE_CHECKING:
     from .runtime.base.errors import ConfigIssue
+    from .runtime.toolkit.tool import Tool
 
 OK, TOOL_FAILED, USAGE = 0, 1, 2
 
@@ -83,10 +84,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     _say(f"created agent '{path.name}' in {path}")
     for note in notes:
         _say(note)
-    example = '{"path": "/workspace"}'
     _say("next steps:")
     _say(f"  cireil dry-run {args.dir}")
-    _say(f"  cireil call {args.dir} list-dir '{example}'")
+    _say(f"  cireil call {args.dir} list-dir /workspace")
     return OK
 
 
@@ -242,32 +242,38 @@ def _print_diff_original(tools: Sequence[Any] | None, *, as_json: bool) -> int:
     return OK
 
 
-def _read_arguments(raw: str | None) -> dict:
-    if raw is None:
-        return {}
-    if raw == "-":
-        raw = sys.stdin.read()
+def _read_arguments(tool: Tool, words: Sequence[str]) -> dict:
+    """`cireil call`'s words after TOOL, read by the parser the magics use (runtime/toolkit/toolargs.py)."""
+    from .runtime.toolkit.toolargs import ArgumentLineError, parse_argv, parse_json_object, string_params
+
     try:
-        value = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise UsageFailure(f"arguments are not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise UsageFailure('arguments must be a JSON object, e.g. \'{"path": "/workspace"}\'')
-    return value
+        if list(words) == ["-"]:
+            raw = sys.stdin.read()
+            return parse_json_object(raw) if raw.strip() else {}
+        return parse_argv(
+            words,
+            main_arg=tool.main_arg,
+            rest_arg=tool.rest_arg,
+            strings=string_params(tool.parameters),
+            tool=f"tool '{tool.name}'",
+        )
+    except ArgumentLineError as exc:
+        raise UsageFailure(str(exc)) from None
 
 
 def cmd_call(args: argparse.Namespace) -> int:
     from .runtime.agent import Agent
     from .runtime.base.errors import ConfigError, UnknownToolError
 
-    arguments = _read_arguments(args.arguments)
     try:
         agent = Agent.load(args.dir, session="cli:main")
     except ConfigError as exc:
         _print_issues(exc.issues)
         return USAGE
     try:
-        result = agent.call(args.tool, arguments)
+        tool = agent.tool(args.tool)  # its main argument decides what a bare word is
+        arguments = _read_arguments(tool, args.arguments)
+        result = agent.call(tool.name, arguments)
     except UnknownToolError as exc:
         raise UsageFailure(str(exc)) from None
     except ConfigError as exc:  # tools.toml broke between load and the call
@@ -385,6 +391,29 @@ def cmd_detach(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_reconstruct(args: argparse.Namespace) -> int:
+    from .runtime.agent import Agent
+    from .runtime.base.errors import ConfigError
+
+    try:
+        agent = Agent.load(args.dir, session="cli:main")
+    except ConfigError as exc:
+        _print_issues(exc.issues)
+        return USAGE
+    try:  # sessions.db is only read; the turns go to the agent's cireil-recordings.db
+        done = agent.reconstruct(session=args.session, since=args.since)
+    except ConfigError as exc:  # engine.toml or another file the requests are built from
+        _print_issues(exc.issues)
+        return USAGE
+    except ValueError as exc:
+        raise UsageFailure(f"nothing reconstructed: {exc}") from None
+    finally:
+        agent.close()
+    for line in done.lines():
+        _say(line)
+    return OK
+
+
 def _loopback(host: str) -> bool:
     import ipaddress
 
@@ -403,6 +432,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "proxy": cmd_proxy,
     "attach": cmd_attach,
     "detach": cmd_detach,
+    "reconstruct": cmd_reconstruct,
     "mcp mock": cmd_mcp_mock,
     "eval": cmd_eval,
     "eval-compare": cmd_eval_compare,

@@ -299,6 +299,16 @@ def _detach(p: argparse.ArgumentParser, surface: str) -> None:
     )
 
 
+def _reconstruct(p: argparse.ArgumentParser, surface: str) -> None:
+    p.add_argument("dir", metavar="AGENT_DIR")
+    p.add_argument(
+        "--session", metavar="ID", help="only this sessions.db session (default: every Discord, internal, tui)"
+    )
+    p.add_argument(
+        "--since", metavar="ISO", help="only turns whose user message is this recent (ISO 8601; no offset: UTC)"
+    )
+
+
 def _recordings(p: argparse.ArgumentParser, surface: str) -> None:
     p.add_argument("--session", metavar="NAME", help="only this session's turns")
     p.add_argument("--production", action="store_true", help="only the turns recorded from the running original")
@@ -322,8 +332,13 @@ def _init(p: argparse.ArgumentParser, surface: str) -> None:
 def _call(p: argparse.ArgumentParser, surface: str) -> None:
     p.add_argument("dir", metavar="DIR")
     p.add_argument("tool", metavar="TOOL")
+    # REMAINDER: the words after TOOL are the tool's, even those that look like options (`exec ls -la`)
     p.add_argument(
-        "arguments", metavar="JSON", nargs="?", help="the arguments as a JSON object, or - to read them from stdin"
+        "arguments",
+        metavar="ARGS",
+        nargs=argparse.REMAINDER,
+        help="the arguments as the %%cireil_<tool> magic takes them: a JSON object, key=value words, and one bare "
+        "word for the tool's main argument (`read /workspace/notes.md`); - reads a JSON object from stdin",
     )
 
 
@@ -472,6 +487,12 @@ COMMANDS: tuple[Command, ...] = (
         (CLI,),
     ),
     Command("detach", "restore engine.toml byte for byte and stop the proxy", _detach, (CLI,)),
+    Command(
+        "reconstruct",
+        "record the turns the original ran before attaching, rebuilt from sessions.db (marked reconstructed)",
+        _reconstruct,
+        (CLI,),
+    ),
     Command(
         "migrate",
         "update tools.toml (str-replace -> edit) and engine.toml (old [providers.X] -> [X]), keeping backups "

@@ -131,6 +131,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
+def _rebuilt(turn: Any) -> str:
+    """What a reconstructed turn (rebuilt from sessions.db, runtime/attach/reconstruct.py) says beside its id."""
+    if getattr(turn, "reconstructed", False) is True:
+        return " (reconstructed from sessions.db: each request rebuilt by cireil, not the bytes that were sent)"
+    return ""
+
+
 @dataclass
 class StepsView:
     """Under a finished turn: every model call, folded; open one for its diff and its exact request."""
@@ -139,7 +146,7 @@ class StepsView:
     python: str = "agent.turns()[-1].steps[i]"  # where the same steps are, from Python
 
     def text(self) -> str:
-        lines = [f"recorded turn {self.turn.id}: {len(self.turn.steps)} model calls"]
+        lines = [f"recorded turn {self.turn.id}: {len(self.turn.steps)} model calls{_rebuilt(self.turn)}"]
         lines += [f"  ⚠ {p}" for p in self.turn.problems]
         prev = None
         for step in self.turn.steps:
@@ -154,6 +161,7 @@ class StepsView:
     def html(self) -> str:
         rows = []
         prev = None
+        sent = "request as cireil rebuilds it, not as sent" if _rebuilt(self.turn) else "request as POSTed"
         for step in self.turn.steps:
             diff = _diff(step, prev)
             body = _cut(_json(step.request), STEP_LIMIT)
@@ -162,13 +170,13 @@ class StepsView:
             inner = (
                 _details(f"diff against {'step ' + str(prev.n) if prev else 'nothing (first call)'}", shown)
                 + (_details(f"tool calls ({len(step.calls)})", calls_html(step)) if step.calls else "")
-                + _details(f"request as POSTed ({len(step.request.get('messages', []))} messages)", code_block(body))
+                + _details(f"{sent} ({len(step.request.get('messages', []))} messages)", code_block(body))
                 + _details("reply as the model sent it", code_block(reply))
             )
             rows.append(_details(f'<span style="font-family:{MONO}">{esc(step_summary(step))}</span>', inner))
             prev = step
         head = (
-            f'<div style="color:{FG_DIM};font-size:90%">recorded turn {self.turn.id} · '
+            f'<div style="color:{FG_DIM};font-size:90%">recorded turn {self.turn.id}{esc(_rebuilt(self.turn))} · '
             f"<code>{esc(self.python)}</code> has each call from Python</div>"
         )
         head += "".join(f'<div style="color:{WARN}">⚠ {esc(p)}</div>' for p in self.turn.problems)

@@ -43,6 +43,7 @@ from .toolkit.resultcap import RESULT_LIMIT
 from .toolkit.tool import Progress, Tool, ToolContext, execute
 
 if TYPE_CHECKING:
+    from .attach.reconstruct import Reconstructed
     from .engine.engine import Engine, PreparedRequest
     from .engine.opened_files import OpenedFilesContext
     from .engine.toollint import Finding
@@ -314,9 +315,7 @@ class Agent(McpInspection):
 
     def offered_tools(self, session: Session) -> dict[str, Tool]:
         """What a turn of `session` offers the model: the enabled tools its grant allows, in tools.toml order."""
-        return {
-            name: tool for name, tool in self._snapshot.tools.items() if tool.offered and session.allows(tool)
-        }
+        return {name: tool for name, tool in self._snapshot.tools.items() if tool.offered and session.allows(tool)}
 
     def grant(self, tools: Iterable[str] | None, *, session: str | None = None) -> Session:
         """Limit a remote session to these tools (None: every enabled tool again). Built-in, plugin and MCP tools
@@ -525,6 +524,15 @@ class Agent(McpInspection):
         if store is None:
             raise ValueError(f"cannot watch: {self.recording.problem or 'turn recording is off'}")
         return follow(store.path, lambda turn_id: load_turn(store, turn_id), timeout=timeout, poll=poll)
+
+    def reconstruct(self, *, session: str | None = None, since: str | None = None) -> Reconstructed:
+        """Record the turns the original ran before attaching, rebuilt from sessions.db (attach/reconstruct.py):
+        each marked reconstructed, its requests what cireil builds today for that history, not the bytes sent.
+        Every Discord, internal and TUI session by default (`session=` one of them), turns since `since` (ISO
+        8601); a stored turn already recorded is never recorded again. sessions.db is only read."""
+        from .attach.reconstruct import reconstruct
+
+        return reconstruct(self, session=session, since=since)
 
     def export_test(
         self, turn: RecordedTurn | int | None, path: str | Path, *, fields: Iterable[str] = (), live_mcp: bool = False

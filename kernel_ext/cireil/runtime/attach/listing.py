@@ -1,4 +1,5 @@
-"""`%cireil recordings`: recorded turns, notebook and production, each with where it came from."""
+"""`%cireil recordings`: recorded turns, notebook and production, each with where it came from (a production turn
+rebuilt from sessions.db, attach/reconstruct.py, says "reconstructed")."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ def source_of(turn: Any) -> str:
     production = origin.get("production")
     if isinstance(production, dict):
         where = production.get("platform") or production.get("kind") or "?"
+        if isinstance(origin.get("reconstructed"), dict):  # rebuilt from sessions.db: never the bytes sent
+            return f"reconstructed ({where}, from sessions.db; requests rebuilt, not as sent)"
         return f"production ({where}, {production.get('provider', '?')} via proxy)"
     if "turn" in origin:
         return f"fork of turn {origin.get('turn')} step {origin.get('step')}"

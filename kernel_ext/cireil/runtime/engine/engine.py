@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -202,6 +203,7 @@ class Engine:
         disabled: set[str] = frozenset(),  # type: ignore[assignment]
         *,
         close_missing: bool = True,
+        now: datetime | None = None,
     ) -> PreparedRequest:
         from ..toolkit.registry import path_effects
         from .assemble import assemble
@@ -220,6 +222,7 @@ class Engine:
             close_missing=close_missing,
             path_effects=path_effects(tools.values()),
             result_limit=host.result_limit,  # rows stored before results were cut are cut for the model too
+            now=now,
         )
         if close_missing:  # a real model call: pruning moved the cursor (a preview changes nothing)
             session.cursor = assembled.cursor
@@ -238,15 +241,18 @@ class Engine:
             request, assembled, provider, model_cfg, assembled.estimate, list(assembled.notes), host.directory
         )
 
-    def preview(self, session: Session, provider: str | None = None, model: str | None = None) -> PreparedRequest:
-        """The request the next turn's first model call would send, changing nothing."""
+    def preview(
+        self, session: Session, provider: str | None = None, model: str | None = None, *, now: datetime | None = None
+    ) -> PreparedRequest:
+        """The request the next turn's first model call would send, changing nothing; `now` is the time its
+        metadata says (a request rebuilt for a past model call, attach/reconstruct.py, gives that call's)."""
         chosen, model_name, model_cfg, _ = self.resolve(session, provider, model)
         listing = self.models.cached(chosen) if model_cfg.context_window is None else None
         if listing is not None and listing.window_of(model_name):  # a preview never waits for the network
             model_cfg = replace(model_cfg, context_window=listing.window_of(model_name))
         self.host.refresh_quietly()
         return self.build_request(
-            session, chosen, model_name, model_cfg, self.host.offered_tools(session), close_missing=False
+            session, chosen, model_name, model_cfg, self.host.offered_tools(session), close_missing=False, now=now
         )
 
     # -- turns --------------------------------------------------------------------------------------

@@ -128,6 +128,12 @@ class RecordedTurn:
     _cassette: dict | bool | None = field(default=False, repr=False)  # False: not loaded yet
 
     @property
+    def reconstructed(self) -> bool:
+        """Rebuilt afterwards from sessions.db (attach/reconstruct.py): each request is what cireil builds for that
+        history today, not the bytes that were sent; the marker is a key of `origin` (no column, any format)."""
+        return isinstance(self.origin, dict) and isinstance(self.origin.get("reconstructed"), dict)
+
+    @property
     def cassette(self) -> dict | None:
         """The turn's MCP traffic (each server's tools/list and every tools/call with its answer, in the shape
         of cireil.testing.mcp_cassette), or None for a turn recorded before cireil kept it (format 2)."""

@@ -205,14 +205,22 @@ class RecordingStore:
     # -- writing -------------------------------------------------------------------------------
     @_locked
     def begin_turn(
-        self, session_id: str, model: str, provider: str, user: dict | None, origin: dict | None = None
+        self,
+        session_id: str,
+        model: str,
+        provider: str,
+        user: dict | None,
+        origin: dict | None = None,
+        *,
+        started: float | None = None,
     ) -> int:
+        """A new turn, begun now; `started` (unix time) for a turn rebuilt afterwards (attach/reconstruct.py)."""
         cur = self.db.execute(
             "INSERT INTO turns (session_id, started, model, provider, user_message, origin, mcp)"
             " VALUES (CAST(? AS TEXT), ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), 1)",
             _bound(
                 session_id,
-                time.time(),
+                time.time() if started is None else started,
                 model,
                 provider,
                 _dumps(user) if user is not None else None,
@@ -282,6 +290,11 @@ class RecordingStore:
         )
 
     # -- size ----------------------------------------------------------------------------------
+    @_locked
+    def count(self) -> int:
+        """How many turns the file holds (what `evict` compares with max_turns)."""
+        return int(self.db.execute("SELECT count(*) FROM turns").fetchone()[0])
+
     def used_bytes(self) -> int:
         pages = self.db.execute("PRAGMA page_count").fetchone()[0]
         free = self.db.execute("PRAGMA freelist_count").fetchone()[0]
