@@ -410,8 +410,10 @@ def test_a_model_calling_tools_forever_stops_at_max_steps(tmp_path):
             assert isinstance(info.value, CireilError) and "\n" not in message
             assert info.value._render_traceback_() == [f"StepLimitReached: {message}"]  # one line in a cell
             assert len(llm.requests) == 4
-            roles = [m["role"] for m in agent.session.history]
-            assert roles == ["user"] + ["assistant", "toolResponse"] * 4  # the steps made are kept
+            # a turn stopped so is a failed turn: nothing of it is stored (the turn recorder keeps its steps)
+            assert agent.session.history == []
+            recorded = agent.turns()[-1]
+            assert (recorded.ended, recorded.step_count) == ("error", 4)
         finally:
             agent.close()
 

@@ -509,8 +509,10 @@ def test_an_agent_from_the_originals_example_files_loads_with_a_warning_for_each
         "config/channels/discord.toml: warning: has no effect here: cireil has no Discord channel",
         "../../config/openai-codex/default.json: warning: does not exist: the original CireilClaw creates it with "
         "`cireilclaw codex --authId default`",
-        "../../config/plugins.toml:1: warning: plugin package '@cireilclaw/plugin-brave-search' skipped",
-        "../../config/plugins.toml:4: warning: plugin 'weather-local' skipped",
+        "../../config/plugins.toml:1: warning: plugin package '@cireilclaw/plugin-brave-search' did not load: plugin "
+        "package @cireilclaw/plugin-brave-search is not installed in ",
+        "../../config/plugins.toml:4: warning: plugin 'weather-local' did not load: plugin 'weather-local' is missing "
+        "its dependencies",
     ]
     for start in expected_starts:
         assert sum(s.startswith(start) for s in shown) == 1, (start, shown)

@@ -135,8 +135,10 @@ def describe_failure(plugin: JsPlugin, label: str) -> str:
         text += f"; to fix: {plugin.error.what}"
     if "@valibot/to-json-schema" in plugin.error.message or "tsx" in plugin.error.message:
         text += f" ({GET_HELPERS})"
-    if plugin.error.log.strip():
-        text += "\n  its log:\n    " + plugin.error.log.strip().replace("\n", "\n    ")
+    # the plugin's own output only: the host's "[cireil] ..." lines and blank ones say nothing about the failure
+    said = [line for line in plugin.error.log.splitlines() if line.strip() and not line.startswith("[cireil]")]
+    if said:
+        text += "\n  its log:\n    " + "\n    ".join(said)
     return text
 
 
