@@ -141,7 +141,7 @@ CELLS = [
         "import socket\nimport subprocess\nimport sys\nimport tempfile\nimport time\nfrom pathlib import Path\n\n"
         f"SERVER = '''\\\n{SERVER}'''\n\n"
         'scratch = tempfile.TemporaryDirectory(prefix="cireil-tutorial-")  # removed when the kernel ends\n'
-        'root = Path(scratch.name)  # a runtime root: agents/, plugins/, config/\n'
+        "root = Path(scratch.name)  # a runtime root: agents/, plugins/, config/\n"
         'server_py = root / "garden_server.py"\n'
         "server_py.write_text(SERVER)\n\n"
         "with socket.socket() as s:\n"

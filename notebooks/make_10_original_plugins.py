@@ -82,9 +82,11 @@ CELLS = [
         "## 1. Node\n\n"
         "Plugins need **Node 22 or newer**. cireil looks at `$CIREIL_NODE`, then `node` on `PATH`, then\n"
         "`~/.cache/cireil/node`, where the project's setup (`./dev tutorial`, `./dev test`) installs Node 22\n"
-        "from the npm registry when no Node 22 is found, together with the plugin host's two helpers: `tsx`\n"
-        "(for TypeScript plugins) and `@valibot/to-json-schema` (which turns a plugin's parameter schemas into\n"
-        "the JSON Schema the model sees). Without Node everything else still works; each plugin then says, when\n"
+        "from the npm registry when no Node 22 is found, together with the plugin host's helper\n"
+        "`@valibot/to-json-schema` (which turns a plugin's parameter schemas into the JSON Schema the model\n"
+        "sees). Each plugin runs in a Node process of its own, sandboxed by Node's permission model: it reads\n"
+        "only its own folder, writes nothing and starts no process. Without Node everything else still works;\n"
+        "each plugin then says, when\n"
         "the agent loads, how to get it. This notebook runs either way."
     ),
     code(
@@ -110,7 +112,7 @@ CELLS = [
         "from cireil.runtime.scaffold import init\n\n"
         f"PLUGIN = '''\\\n{PLUGIN}'''\n\n"
         'scratch = tempfile.TemporaryDirectory(prefix="cireil-tutorial-")  # removed when the kernel ends\n'
-        'root = Path(scratch.name)  # a runtime root: agents/, plugins/, config/\n'
+        "root = Path(scratch.name)  # a runtime root: agents/, plugins/, config/\n"
         'agent_dir = init(root / "agents" / "garden")\n\n'
         'plugin = root / "plugins" / "garden"\n'
         '(plugin / "node_modules").mkdir(parents=True)\n'

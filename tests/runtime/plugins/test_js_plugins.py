@@ -120,7 +120,11 @@ def github_api(tmp_path, monkeypatch):
     """A fake GitHub; the plugin's fetches of https://api.github.com are sent there by a preload (NODE_OPTIONS),
     so the plugin's code runs unchanged."""
     fake = FakeGitHub()
-    preload = tmp_path / "redirect.mjs"
+    # the worker reads only its plugin's and module folders (jssandbox.py): the preload goes in one of those
+    folder = tmp_path / "preload"
+    folder.mkdir()
+    monkeypatch.setenv("CIREIL_PLUGIN_MODULES", os.pathsep.join([os.environ["CIREIL_PLUGIN_MODULES"], str(folder)]))
+    preload = folder / "redirect.mjs"
     preload.write_text(
         "const real = globalThis.fetch;\n"
         "globalThis.fetch = (url, init) => real(String(url instanceof Request ? url.url : url)"

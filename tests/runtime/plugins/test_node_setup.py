@@ -27,7 +27,6 @@ case " $* " in *" node@22 "*)
     printf '#!/bin/sh\\necho v22.23.3\\n' > "$prefix/node_modules/.bin/node"
     chmod +x "$prefix/node_modules/.bin/node";;
 esac
-printf '#!/bin/sh\\n' > "$prefix/node_modules/.bin/tsx"; chmod +x "$prefix/node_modules/.bin/tsx"
 """
 
 
@@ -76,9 +75,7 @@ def test_setup_installs_node_22_and_the_helpers_once_and_node_py_finds_them(tmp_
     cache = tmp_path / "cache" / "node"
     status, err, calls = plugin_node(tmp_path, cache)
     assert status == 0 and err == ""
-    assert calls == [
-        f"install --no-audit --no-fund --silent --prefix {cache} node@22 @valibot/to-json-schema@^1.7 tsx@^4"
-    ]
+    assert calls == [f"install --no-audit --no-fund --silent --prefix {cache} node@22 @valibot/to-json-schema@^1.7"]
     # again: everything is there, npm is not asked
     status, err, calls = plugin_node(tmp_path, cache)
     assert status == 0 and err == "" and len(calls) == 1
@@ -95,7 +92,7 @@ def test_a_node_22_on_path_is_kept_and_only_the_helpers_are_installed(tmp_path):
     cache = tmp_path / "cache" / "node"
     status, _, calls = plugin_node(tmp_path, cache, node_version="22.4.0")
     assert status == 0
-    assert calls == [f"install --no-audit --no-fund --silent --prefix {cache} @valibot/to-json-schema@^1.7 tsx@^4"]
+    assert calls == [f"install --no-audit --no-fund --silent --prefix {cache} @valibot/to-json-schema@^1.7"]
     assert not (cache / "node_modules" / ".bin" / "node").exists()
     status, _, calls = plugin_node(tmp_path, cache, node_version="22.4.0")
     assert status == 0 and len(calls) == 1

@@ -7,6 +7,10 @@ stdout and stderr go to a bounded log (the last LOG_BYTES), shown with every fai
 
 Protocol (JSON lines; the host's header comment is the reference): we write to its stdin, it writes to a
 pipe of its own (the fd named in its argument), so a plugin's console.log never mixes with the protocol.
+
+The process runs under Node's permission model with a heap cap (jssandbox.py says what it may touch): a
+refused access is the plugin's error (host.mjs names what was refused), and running out of heap ends the
+worker with a message saying so; the next call starts a fresh one.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import contextlib
 import itertools
 import json
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import ToolError
+from . import jssandbox
 
 HOST = Path(__file__).with_name("js") / "host.mjs"
 LOAD_TIMEOUT_S = 60.0
@@ -56,6 +62,11 @@ class PluginCallError(Exception):
 
 class WorkerGone(Exception):
     """The worker died, timed out or was interrupted during a call (it restarts on the next)."""
+
+
+def _no_core_dump() -> None:
+    # V8 aborts when a worker outgrows its heap cap; no core file of it lands in the runtime root
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def _encode(value: Any) -> Any:
@@ -194,9 +205,11 @@ class PluginWorker:
 
     def _spawn(self) -> None:
         read_end, write_end = os.pipe()
+        modules = self.env.get("CIREIL_PLUGIN_MODULES", "").split(os.pathsep)
+        flags = jssandbox.node_flags(self.node, self.init, modules, HOST.parent)
         try:
             self._proc = subprocess.Popen(
-                [self.node, str(HOST), json.dumps({**self.init, "fd": write_end})],
+                [self.node, *flags, str(HOST), json.dumps({**self.init, "fd": write_end})],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -204,6 +217,7 @@ class PluginWorker:
                 env=self.env,
                 cwd=self.cwd,
                 start_new_session=True,  # a kernel interrupt (SIGINT to our group) is ours to pass on, not its
+                preexec_fn=_no_core_dump,
             )
         except OSError as exc:
             os.close(read_end)
@@ -216,18 +230,28 @@ class PluginWorker:
         self._loaded = threading.Event()
         self._load_result = None
         self.manifest = None
-        self.log.note(f"worker started (pid {self._proc.pid}, start {self.starts})")
+        sandboxed = any("permission" in flag for flag in flags)
+        self.log.note(
+            f"worker started (pid {self._proc.pid}, start {self.starts}, heap cap {jssandbox.HEAP_MB} MB"
+            + (", sandboxed)" if sandboxed else f"; {self.node} has no permission model: NOT sandboxed)")
+        )
         proc = self._proc
-        for stream in (proc.stdout, proc.stderr):
-            threading.Thread(target=self._drain, args=(stream,), daemon=True, name=f"plugin-log-{self.label}").start()
-        threading.Thread(target=self._read, args=(proc, read_end), daemon=True, name=f"plugin-{self.label}").start()
+        drains = [
+            threading.Thread(target=self._drain, args=(stream,), daemon=True, name=f"plugin-log-{self.label}")
+            for stream in (proc.stdout, proc.stderr)
+        ]
+        for thread in drains:
+            thread.start()
+        threading.Thread(
+            target=self._read, args=(proc, read_end, drains), daemon=True, name=f"plugin-{self.label}"
+        ).start()
 
     def _drain(self, stream: Any) -> None:
         with contextlib.suppress(OSError, ValueError):
             for chunk in iter(lambda: stream.read1(8192), b""):
                 self.log.add(chunk)
 
-    def _read(self, proc: subprocess.Popen[bytes], fd: int) -> None:
+    def _read(self, proc: subprocess.Popen[bytes], fd: int, drains: list[threading.Thread]) -> None:
         with os.fdopen(fd, "rb") as pipe:
             for line in pipe:
                 try:
@@ -243,7 +267,13 @@ class PluginWorker:
                     if call is not None:
                         call.put(message)
         code = proc.wait()
+        for thread in drains:  # its last words (V8's out-of-memory report) reach the log before we read it
+            thread.join(2)
         ended = f"exited with code {code}" if code >= 0 else f"was ended by signal {-code}"
+        said = self.log.tail(8000)
+        said = said[max(0, said.rfind(f"(pid {proc.pid},")) :]  # this process's lines, not an earlier one's
+        if code != 0 and jssandbox.OUT_OF_HEAP.search(said):
+            ended = f"ran out of memory (its heap is capped at {jssandbox.HEAP_MB} MB) and {ended}"
         if proc is self._proc:
             self.last_exit = self.last_exit or ended
         self.log.note(f"worker {ended}")

@@ -2,10 +2,11 @@
 
 Looked for, in order: `$CIREIL_NODE` (a path to the binary), `node` on PATH, then cireil's cache
 `~/.cache/cireil/node` (or `$CIREIL_NODE_CACHE`: what the project's setup, `./dev`, installs there with
-`npm install --prefix ... node@22 tsx @valibot/to-json-schema`), then the Node the peer tests install
+`npm install --prefix ... node@22 @valibot/to-json-schema`), then the Node the peer tests install
 (`~/.cache/cireil/original-*/node`). The first one that is new enough wins. The same cache's
-`node_modules` is where the plugin host looks for its helpers (tsx, @valibot/to-json-schema) when a plugin's
-own folder lacks them; `$CIREIL_PLUGIN_MODULES` names more such folders.
+`node_modules` is where the plugin host looks for its helper (@valibot/to-json-schema) when a plugin's
+own folder lacks it; `$CIREIL_PLUGIN_MODULES` names more such folders (the plugin's worker may read them:
+jssandbox.py). tsx is no longer used by the host: TypeScript is loaded by Node's own type stripper.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ MIN_MAJOR = 22
 # installs are looked for beside it (CACHE.parent), so one variable moves every place looked at
 CACHE = Path(os.environ.get("CIREIL_NODE_CACHE") or Path.home() / ".cache" / "cireil" / "node").expanduser()
 GET_NODE = f"npm install --prefix {CACHE} node@{MIN_MAJOR} (or set CIREIL_NODE to a Node >= {MIN_MAJOR} binary)"
-GET_HELPERS = f"npm install --prefix {CACHE} tsx @valibot/to-json-schema@^1.7"
+GET_HELPERS = f"npm install --prefix {CACHE} @valibot/to-json-schema@^1.7"
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)")
 _checked: dict[tuple[str, float], str | None] = {}  # (path, mtime) -> version, None when it does not run
@@ -87,6 +88,6 @@ def find_node() -> Node:
 
 
 def module_folders() -> list[str]:
-    """node_modules folders the plugin host may take tsx and @valibot/to-json-schema from."""
+    """node_modules folders the plugin host may take @valibot/to-json-schema from."""
     extra = [p for p in os.environ.get("CIREIL_PLUGIN_MODULES", "").split(os.pathsep) if p]
     return [*extra, str(CACHE / "node_modules")]

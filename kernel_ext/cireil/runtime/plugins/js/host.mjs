@@ -24,7 +24,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import readline from "node:readline";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const init = JSON.parse(process.argv[2] ?? "{}");
 const OUT_FD = Number.isInteger(init.fd) ? init.fd : 3;
@@ -73,7 +73,41 @@ function fatal(message, what) {
   process.exit(1);
 }
 
+// Node's permission model (cireil starts us under it: jssandbox.py) refuses with a bare "Access to this API has
+// been restricted"; say what was refused and what a plugin does instead.
+const REFUSED = {
+  ChildProcess: "starting the process",
+  FileSystemRead: "reading",
+  FileSystemWrite: "writing",
+  WorkerThreads: "starting a worker thread",
+};
+
+function refusal(error) {
+  const what = REFUSED[error.permission] ?? `${error.permission ?? "an access"} to`;
+  const where = typeof error.resource === "string" && error.resource !== "" ? ` ${error.resource}` : "";
+  return {
+    hint:
+      "In cireil a plugin reads only its own folder and its modules, writes nothing and starts no processes: " +
+      "use ctx.fs for the agent's files and ctx.pluginState for the plugin's own data.",
+    message: `cireil's plugin sandbox refused ${what}${where} (plugin ${init.id})`,
+    name: "ToolError",
+    stack: typeof error.stack === "string" ? error.stack : undefined,
+  };
+}
+
+// A load failure's text: a sandbox refusal said as such (and its hint), anything else with its stack.
+function told(error) {
+  if (error?.code === "ERR_ACCESS_DENIED") {
+    const { hint, message } = refusal(error);
+    return `${message}. ${hint}`;
+  }
+  return error?.stack ?? error;
+}
+
 function errorPayload(error) {
+  if (error?.code === "ERR_ACCESS_DENIED") {
+    return refusal(error);
+  }
   if (error instanceof Error || (error !== null && typeof error === "object")) {
     return {
       hint: typeof error.hint === "string" ? error.hint : undefined,
@@ -160,21 +194,83 @@ function resolveNear(entry, specifier) {
   return undefined;
 }
 
-async function importTypeScriptLoader(entry) {
-  // The original runs every plugin under tsx: its main, or a dependency of it (a workspace SDK), may be
-  // TypeScript. Do the same whenever tsx is there; without it only an entry that is TypeScript is refused.
-  const api = resolveNear(entry, "tsx/esm/api");
-  if (api === undefined) {
-    if (TS_ENTRY.test(entry)) {
-      fatal(
-        `plugin entry ${entry} is TypeScript and no tsx is installed beside it or in CIREIL_PLUGIN_MODULES`,
-        "build the plugin (pnpm build) so its package points at dist/*.mjs, or: npm install --prefix ~/.cache/cireil/node tsx",
-      );
+// TypeScript, loaded in this thread. The original runs every plugin under tsx: its main, or a dependency of it
+// (a workspace SDK), may be TypeScript. tsx cannot run in cireil's sandbox (its hooks run in a worker thread
+// and its esbuild in a child process, both refused), so the same is done with Node's own tools: synchronous
+// module hooks (module.registerHooks, Node >= 22.15) and its type stripper (module.stripTypeScriptTypes, in
+// "transform" mode: enums and namespaces too). `./x.js` that names `./x.ts`, as TypeScript writes it, resolves.
+const TS_FILE = /\.(?:c|m)?ts$/u;
+const JS_SPECIFIER = /\.(c|m)?js$/u;
+const packageTypes = new Map(); // folder -> "module" | "commonjs", of the nearest package.json
+
+function packageType(file) {
+  const seen = [];
+  let dir = path.dirname(file);
+  for (;;) {
+    if (packageTypes.has(dir)) {
+      break;
     }
+    seen.push(dir);
+    let found;
+    try {
+      found = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).type === "module" ? "module" : "commonjs";
+    } catch {
+      found = undefined; // none here (or not readable): look further up
+    }
+    const parent = path.dirname(dir);
+    if (found !== undefined || parent === dir) {
+      packageTypes.set(dir, found ?? "commonjs");
+      break;
+    }
+    dir = parent;
+  }
+  const type = packageTypes.get(dir);
+  for (const folder of seen) {
+    packageTypes.set(folder, type);
+  }
+  return type;
+}
+
+function registerTypeScript(module) {
+  module.registerHooks({
+    load(url, context, nextLoad) {
+      if (!url.startsWith("file:") || !TS_FILE.test(url) || url.endsWith(".d.ts")) {
+        return nextLoad(url, context);
+      }
+      const file = fileURLToPath(url);
+      const source = module.stripTypeScriptTypes(fs.readFileSync(file, "utf8"), { mode: "transform", sourceUrl: url });
+      const format = url.endsWith(".mts") ? "module" : url.endsWith(".cts") ? "commonjs" : packageType(file);
+      return { format, shortCircuit: true, source };
+    },
+    resolve(specifier, context, nextResolve) {
+      try {
+        return nextResolve(specifier, context);
+      } catch (error) {
+        if (error?.code !== "ERR_MODULE_NOT_FOUND" || !JS_SPECIFIER.test(specifier)) {
+          throw error;
+        }
+        try {
+          return nextResolve(specifier.replace(JS_SPECIFIER, ".$1ts"), context);
+        } catch {
+          throw error; // not TypeScript either: the first error says what is missing
+        }
+      }
+    },
+  });
+}
+
+async function importTypeScriptLoader(entry) {
+  const module = await import("node:module");
+  if (typeof module.registerHooks === "function" && typeof module.stripTypeScriptTypes === "function") {
+    registerTypeScript(module);
     return;
   }
-  const { register } = await import(pathToFileURL(api).href);
-  register();
+  if (TS_ENTRY.test(entry)) {
+    fatal(
+      `plugin entry ${entry} is TypeScript, which cireil's plugin sandbox loads only with Node >= 22.15 (this is ${process.version})`,
+      "build the plugin (pnpm build) so its package points at dist/*.mjs, or: npm install --prefix ~/.cache/cireil/node node@22",
+    );
+  }
 }
 
 // -- valibot schema -> JSON Schema, as the original presents plugin tools ----------------------------------
@@ -461,7 +557,7 @@ async function main() {
   try {
     mod = await import(pathToFileURL(entry).href);
   } catch (error) {
-    fatal(`plugin ${init.id} failed to import ${entry}: ${error?.stack ?? error}`, "fix the plugin's code or reinstall it");
+    fatal(`plugin ${init.id} failed to import ${entry}: ${told(error)}`, "fix the plugin's code or reinstall it");
   }
   if (typeof mod?.default !== "function") {
     fatal(`plugin ${init.id}: ${entry} has no default export function (definePlugin(...))`, "export default definePlugin(() => ({...}))");
@@ -470,7 +566,7 @@ async function main() {
   try {
     plugin = await mod.default();
   } catch (error) {
-    fatal(`plugin ${init.id}: its factory threw: ${error?.stack ?? error}`, "fix the plugin's factory");
+    fatal(`plugin ${init.id}: its factory threw: ${told(error)}`, "fix the plugin's factory");
   }
   if (plugin === null || typeof plugin !== "object" || typeof plugin.name !== "string" || plugin.name === "") {
     fatal(`plugin ${init.id}: its factory must return an object with a non-empty string 'name'`, "fix the plugin's factory");
@@ -562,4 +658,4 @@ async function main() {
   });
 }
 
-main().catch((error) => fatal(`plugin ${init.id}: ${error?.stack ?? error}`, "see the plugin's log"));
+main().catch((error) => fatal(`plugin ${init.id}: ${told(error)}`, "see the plugin's log"));
