@@ -48,4 +48,8 @@ def render(result: ToolResult) -> tuple[str, str]:
     sessions = result.data.get("sessions", [])
     count = f"{len(sessions)} session{'' if len(sessions) == 1 else 's'}"
     body = session_table(sessions) if sessions else f'<span style="color:{FG_DIM}">(no sessions)</span>'
-    return "\n".join([count, *session_lines(sessions)]), frame("list-sessions", body, title=f"🗂 {esc(count)}")
+    note = result.data.get("note")  # the index is still being built: said, as the model is told
+    if note:
+        body = f'<div style="color:{FG_DIM}">{esc(note)}</div>' + body
+    lines = [count, *([note] if note else []), *session_lines(sessions)]
+    return "\n".join(lines), frame("list-sessions", body, title=f"🗂 {esc(count)}")

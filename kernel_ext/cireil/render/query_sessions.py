@@ -33,9 +33,14 @@ def render(result: ToolResult) -> tuple[str, str]:
     mode = result.args.get("mode", "glob")
     summary = f"{len(matches)} of {total} match{'' if total == 1 else 'es'}"
     lines = [f"{query!r} ({mode}): {summary}"]
+    note = result.data.get("note")  # the index is still being built: said, as the model is told
+    if note:
+        lines.append(note)
     for m in matches:
         lines.append(f"{m.get('sessionId')} · {m.get('role')} · {m.get('timestamp', '')}")
         lines += ["  " + line for line in _short(str(m.get("content", ""))).splitlines() or [""]]
     items = "".join(_hit(m) for m in matches) or f'<div style="color:{FG_DIM}">(no matches)</div>'
+    if note:
+        items = f'<div style="color:{FG_DIM}">{esc(note)}</div>' + items
     title = f'🔎 {code(query)} <span style="color:{FG_DIM}">({esc(mode)}) · {esc(summary)}</span>'
     return "\n".join(lines), frame("query-sessions", items, title=title)

@@ -1,32 +1,43 @@
 """cireil's query-sessions/list-sessions index in its side file, kept in step with sessions.db.
 
-The index is derived data: rows of sessions.db are indexed when cireil writes them and re-indexed when
-another process changed them (SQLite's data_version says some other connection wrote; a per-session
-fingerprint of length(history), cursor, last_activity and length(meta) says which rows), so deleting
-the side file only costs one rebuild.
-"""
+The index is derived data: rows of sessions.db are indexed when cireil writes them and re-indexed when another
+process changed them. SQLite's data_version says some other connection wrote; a fingerprint of each row taken
+from its record header (headers.py: rowid, the byte lengths of its columns, meta's length, channel), read
+without reading any history, says which rows. A row the original only appended to (its usual save) is indexed
+from where it was, after its earlier text hashed the same (_append_only). Deleting the side file only costs a
+rebuild: one of more than INLINE_INDEX_BYTES of history (the first open of an original's agent) is built in the
+background (indexbuild.py) while everything else works; list-sessions and query-sessions then answer from what
+is indexed so far and say how far the build is (`index_status`)."""
 
 from __future__ import annotations
 
 import hashlib
 import heapq
-import re
 import sqlite3
+from pathlib import Path
 from typing import Any
 
+from . import headers
 from . import history_json as hj
-from .errors import SessionFormatError
-from .messages import searchable_text
+from .indexbuild import (
+    SEARCHED_ROLES,
+    ActivitySweep,
+    IndexBuilder,
+    RowIndex,
+    index_row,
+    of_messages,
+    prefix_hash_of,
+    preview_of,
+    shown_time,
+)
+from .pages import Pages
 from .rowids import memory_id, stored_id
 from .search import compile_query, fold, fts_expression
 
-SEARCHED_ROLES = ("user", "assistant")
+__all__ = ["SEARCHED_ROLES", "BadText", "SideIndex", "channel_of", "preview_of", "text_of_row", "to_epoch"]
 
 
-def _prefix_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
+_CHUNK = 1 << 20  # bytes of a history hashed at a time: hashlib lets other threads run meanwhile
 _FORGET = "INSERT INTO search_fts (search_fts, rowid, folded) VALUES ('delete', ?, ?)"
 
 
@@ -35,34 +46,6 @@ to_epoch = hj.iso_to_epoch  # what the store and the session tools compare times
 
 def channel_of(session_id: str) -> str:
     return session_id.split(":", 1)[0]
-
-
-def _cut(text: str, limit: int = 100) -> str:
-    return text[:limit] + "..." if len(text) > limit else text
-
-
-_TAG = re.compile(r"<[^>]+>")
-
-
-def preview_of(message: dict | None) -> str:
-    """list-sessions' preview of a session's last user/assistant message (reference §4.15)."""
-    if message is None:
-        return ""
-    content = message.get("content")
-    parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
-    text_part = next((p for p in parts if p.get("type") == "text" and p.get("text")), None)
-    if text_part is not None:
-        raw = text_part["text"]
-        return _cut(_TAG.sub("", raw).strip() or raw)
-    calls = [p for p in parts if p.get("type") == "toolCall"]
-    responds = [c for c in calls if c.get("name") == "respond" and isinstance(c.get("input", {}).get("content"), str)]
-    if responds:
-        return _cut(responds[-1]["input"]["content"])
-    if calls:
-        return f"Tool: {calls[0].get('name', '')}"
-    if any(p.get("type") == "image" for p in parts):
-        return "[Image]"
-    return ""
 
 
 def _origins(origin: str | list[str] | tuple[str, ...] | None) -> list[str]:
@@ -109,38 +92,91 @@ def text_of_row(raw: bytes) -> str:
 UNREADABLE_HINT = "the other sessions work; repair or delete this row of sessions.db to open it"
 
 
-class SideIndex:
+class SideIndex(Pages):
     """Mixed into SessionStore: uses its connections (`_db`, `side`), lock, columns and row decoding."""
+
+    # history bytes of stale rows above which they are indexed in the background, not inside the call that
+    # found them (about 0.1 s of work: a load, or the first query after another process wrote)
+    INLINE_INDEX_BYTES = 8_000_000
+    INLINE_APPEND_BYTES = 64_000_000  # of rows checked for appended messages (hashed at ~1 GB/s) the same way
 
     _db: sqlite3.Connection
     side: sqlite3.Connection
     _lock: Any
     _columns: list[str]
     _data_version: int | None
+    _db_uri: str
     _matcher: Any
     _raw_row: Any
     _decode: Any
     _row_problem: Any
+    _side_transaction: Any
+    _select: Any
+    _builder: IndexBuilder | None = None
+    _sweep: ActivitySweep | None = None
 
-    # -- cireil's index (side file) ---------------------------------------------------------------
+    # -- connections of the background threads ----------------------------------------------------
 
-    def _fingerprint_sql(self) -> str:
-        have = set(self._columns)
-        cursor = "history_cursor" if "history_cursor" in have else "0"
-        activity = "COALESCE(last_activity, '')" if "last_activity" in have else "''"
-        # every column a row is read from: a hand edit of any of them is looked at again (and reported)
-        sections = "COALESCE(length(active_file_sections), -1)" if "active_file_sections" in have else "2"
-        return (
-            f"length(history) || '|' || {cursor} || '|' || {activity} || '|' || length(meta)"
-            f" || '|' || COALESCE(length(opened_files), -1) || '|' || {sections}"
+    def _reader_connection(self) -> sqlite3.Connection:
+        """A connection of its own to sessions.db, for a background thread: reads only."""
+        db = sqlite3.connect(self._db_uri, uri=True, check_same_thread=False, isolation_level=None, timeout=5.0)
+        db.text_factory = text_of_row
+        return db
+
+    # -- writing one session's index --------------------------------------------------------------
+
+    def _store_index(self, side: sqlite3.Connection, entry: RowIndex, first: int = 0) -> None:
+        """Write a row's index entry: its search rows from position `first` on (those before stay), its figures."""
+        row_id = entry.row_id
+        mem_id = memory_id(row_id)
+        old = side.execute("SELECT rowid, text FROM search WHERE row_id = ? AND pos >= ?", (row_id, first)).fetchall()
+        for rowid, text in old:  # a contentless index forgets a row only when told the text it was given
+            side.execute(_FORGET, (rowid, fold(text)))
+        side.execute("DELETE FROM search WHERE row_id = ? AND pos >= ?", (row_id, first))
+        rows, folded = [], []
+        if entry.error is None and entry.items:
+            (next_id,) = side.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM search").fetchone()
+            for pos, role, stamp, ts, text in entry.items:
+                if pos < first:
+                    continue
+                rows.append((next_id, mem_id, row_id, pos, role, stamp, ts, text))
+                folded.append((next_id, fold(text)))
+                next_id += 1
+            side.executemany(
+                "INSERT INTO search (rowid, session_id, row_id, pos, role, timestamp, ts, text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            side.executemany("INSERT INTO search_fts (rowid, folded) VALUES (?, ?)", folded)
+        side.execute(
+            "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
+            " last_activity, last_ts, error, elements, prefix_len, prefix_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row_id,
+                mem_id,
+                entry.fingerprint,
+                entry.count,
+                entry.preview,
+                entry.last_activity,
+                to_epoch(entry.last_activity),
+                entry.error,
+                entry.elements,
+                entry.prefix_len,
+                entry.prefix_hash,
+            ),
         )
 
-    @staticmethod
-    def _fingerprint(row: tuple) -> str:
-        def size(value: Any) -> int:
-            return len(value) if isinstance(value, str | bytes) else -1
-
-        return f"{len(row[2])}|{row[5]}|{row[4] or ''}|{len(row[1])}|{size(row[3])}|{size(row[6])}"
+    def _written_fingerprint(self, row_id: str) -> str:
+        """The fingerprint of a row this connection has just written. When another connection committed since the
+        index last looked, it may have written this row after that commit, and the header would describe its row,
+        not the one indexed: the fingerprint is then marked unsure ('?'), never equal to a row's, so the next
+        refresh looks at the row and finds it as written by hashing it, without decoding it (_append_only)."""
+        found = headers.fingerprint(self._db, self._columns, row_id)
+        if found is None:
+            return ""
+        version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        return found[0] if version == self._data_version else "?" + found[0]
 
     def _index_session(
         self,
@@ -153,110 +189,166 @@ class SideIndex:
         offset: int = 0,
         before: tuple[int, str] | None = None,
         prefix_hash: str | None = None,
+        fingerprint: str | None = None,
     ) -> None:
         """Index positions first.. of a session; history[i] is the stored element at position offset + i.
 
         `before`: (message count, preview) of the positions before `offset` when history is only a tail;
-        `prefix_hash`: the hash of row[2][:-1] when the caller has it already (carried on from its last write)."""
-        mem_id = memory_id(row_id)
-        old = side.execute("SELECT rowid, text FROM search WHERE row_id = ? AND pos >= ?", (row_id, first)).fetchall()
-        for rowid, text in old:  # a contentless index forgets a row only when told the text it was given
-            side.execute(_FORGET, (rowid, fold(text)))
-        side.execute("DELETE FROM search WHERE row_id = ? AND pos >= ?", (row_id, first))
-        (next_id,) = side.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM search").fetchone()
-        rows, folded = [], []
-        for pos in range(first, offset + len(history)):
-            message = history[pos - offset]
-            role = message.get("role", "")
-            text = searchable_text(message) if role in SEARCHED_ROLES else ""
-            if not text:
-                continue
-            stamp = message.get("timestamp")
-            rows.append((next_id, mem_id, row_id, pos, role, stamp, to_epoch(stamp) or 0, text))
-            folded.append((next_id, fold(text)))
-            next_id += 1
-        side.executemany(
-            "INSERT INTO search (rowid, session_id, row_id, pos, role, timestamp, ts, text)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        side.executemany("INSERT INTO search_fts (rowid, folded) VALUES (?, ?)", folded)
-        conversation = [m for m in history if m.get("role") in SEARCHED_ROLES]
-        count, preview = before or (0, "")
-        if conversation:
-            preview = preview_of(conversation[-1])
+        `prefix_hash`: the hash of row[2][:-1] when the caller has it already (carried on from its last write);
+        `fingerprint`: the row's, read before the row (None: a row this store has just written)."""
         text = row[2] if isinstance(row[2], str) else "[]"
-        side.execute(
-            "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
-            " last_activity, last_ts, error, elements, prefix_len, prefix_hash)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
-            (
-                row_id,
-                mem_id,
-                self._fingerprint(row),
-                count + len(conversation),
-                preview,
-                row[4],
-                to_epoch(row[4]),
-                offset + len(history),
-                len(text) - 1,
-                prefix_hash or _prefix_hash(text[:-1]),
-            ),
+        self._index_tail(
+            side,
+            row_id,
+            history,
+            first,
+            offset=offset,
+            before=before,
+            last_activity=row[4],
+            prefix=(len(text) - 1, prefix_hash or prefix_hash_of(text)),
+            fingerprint=fingerprint,
+            tail=(row[2], 0, 0),
         )
 
-    def _append_only(self, side: sqlite3.Connection, row_id: str, row: tuple) -> bool:
-        """Index just the new messages when the row's history is the indexed one with messages appended
-        (how the original saves a session after a turn); False when that cannot be shown cheaply."""
+    def _index_tail(
+        self,
+        side: sqlite3.Connection,
+        row_id: str,
+        history: list[dict],
+        first: int,
+        *,
+        offset: int,
+        before: tuple[int, str] | None,
+        last_activity: Any,
+        prefix: tuple[int, str],
+        fingerprint: str | None,
+        tail: tuple[Any, int, int],
+    ) -> None:
+        """_index_session's work. prefix: (length, hash) of the history text without its closing ]; tail: (the
+        part of the history text that holds elements first.. to its end, where that part starts in the text in
+        characters and in bytes), for the page layout to follow."""
+        known = side.execute("SELECT fingerprint FROM indexed_sessions WHERE session_id = ?", (row_id,)).fetchone()
+        if fingerprint is None:
+            fingerprint = self._written_fingerprint(row_id)
+        entry = of_messages(row_id, fingerprint, history, offset)
+        count, preview = before or (0, "")
+        entry.count += count
+        if not any(m.get("role") in SEARCHED_ROLES for m in history):
+            entry.preview = preview
+        entry.last_activity = last_activity
+        entry.prefix_len, entry.prefix_hash = prefix
+        builder = self._builder
+        if builder is not None and row_id in builder.pending:
+            # the background build has not stored this row yet: what is before `first` is not indexed, so nothing
+            # may take this entry for the whole row (the build stores it whole when it gets to it)
+            entry.fingerprint, entry.prefix_hash = "", None
+        self._store_index(side, entry, first)
+        kinds = [(m.get("role"), to_epoch(m.get("timestamp")) or 0) for m in history[first - offset :]]
+        self._follow_layout(side, row_id, first, kinds, known[0] if known else None, entry.fingerprint, *tail)
+
+    def _append_only(self, side: sqlite3.Connection, row_id: str, fingerprint: str) -> bool:
+        """Index just the new messages when the row's history is the indexed one with messages appended (how the
+        original saves a session after a turn), or nothing when it is the indexed one (a row this store wrote just
+        as another process wrote too); False when that cannot be shown cheaply. Read through a blob handle, as
+        bytes: the indexed part is hashed (about 1 ms a megabyte, without the GIL), only the new part decoded."""
         known = side.execute(
-            "SELECT elements, prefix_len, prefix_hash, message_count, preview FROM indexed_sessions"
+            "SELECT elements, prefix_len, prefix_hash, message_count, preview, fingerprint FROM indexed_sessions"
             " WHERE session_id = ? AND error IS NULL",
             (row_id,),
         ).fetchone()
-        text = row[2]
-        if known is None or not isinstance(text, str):
+        if known is None or not known[2] or not known[0]:
             return False
-        elements, prefix_len, prefix_hash, count, preview = known
-        if not elements or len(text) <= prefix_len + 1 or text[prefix_len] != ",":
+        elements, prefix_len, prefix_hash, count, preview, old = known
+        old_bytes = headers.history_bytes(old.removeprefix("?"))  # the indexed text's end: appended ones follow
+        if old_bytes is None or old_bytes < 2:
             return False
-        if _prefix_hash(text[:prefix_len]) != prefix_hash or self._row_problem(row_id, row)[0] is not None:
+        db = self._db
+        columns = self._select().split(", ")
+        columns[2] = "rowid"  # the history itself is read in parts, below
+        hasher = hashlib.blake2b(digest_size=16)
+        db.execute("BEGIN")  # the row's other columns and its history's bytes from one snapshot
+        try:
+            row = db.execute(f"SELECT {', '.join(columns)} FROM sessions WHERE id = ?", (row_id,)).fetchone()
+            if row is None or self._row_problem(row_id, row)[0] is not None:
+                return False
+            with db.blobopen("sessions", "history", row[2], readonly=True) as blob:
+                size = len(blob)
+                if size < old_bytes:
+                    return False
+                left = old_bytes - 1
+                while left > 0:
+                    chunk = blob.read(min(left, _CHUNK))
+                    hasher.update(chunk)
+                    left -= len(chunk)
+                rest = blob.read(size - old_bytes + 1)  # "]" as indexed, or ",{...},{...}]"
+        except sqlite3.Error:
+            return False
+        finally:
+            if db.in_transaction:
+                db.execute("COMMIT")
+        if hasher.hexdigest() != prefix_hash:
+            return False
+        if size == old_bytes:
+            if rest != b"]":
+                return False
+            side.execute(
+                "UPDATE indexed_sessions SET fingerprint = ?, last_activity = ?, last_ts = ? WHERE session_id = ?",
+                (fingerprint, row[4], to_epoch(row[4]), row_id),
+            )
+            self._follow_layout(side, row_id, elements, [], old, fingerprint, "]", prefix_len, old_bytes - 1)
+            return True
+        if rest[:1] != b",":
             return False
         try:
-            tail = hj.parse_history("[" + text[prefix_len + 1 :])
+            text = rest.decode("utf-8")
+            tail = hj.parse_history("[" + text[1:])
             history = [hj.decode_message(e, elements + i, lambda ref, media_type: None) for i, e in enumerate(tail)]
-        except hj.HistoryFormatError:
+        except (UnicodeDecodeError, hj.HistoryFormatError):
             return False  # the full path says what is wrong
-        self._index_session(side, row_id, row, history, elements, offset=elements, before=(count, preview))
+        hasher.update(rest[:-1])
+        self._index_tail(
+            side,
+            row_id,
+            history,
+            elements,
+            offset=elements,
+            before=(count, preview),
+            last_activity=row[4],
+            prefix=(prefix_len + len(text) - 1, hasher.hexdigest()),
+            fingerprint=fingerprint,
+            tail=(text, prefix_len, old_bytes - 1),
+        )
         return True
 
-    def _reindex_row(self, side: sqlite3.Connection, row_id: str) -> None:
+    def _reindex_row(self, side: sqlite3.Connection, row_id: str, fingerprint: str, *, append: bool = True) -> None:
+        """Index a row as it is now (only its new messages when it was only appended to, and `append`)."""
         if isinstance(row_id, BadText):  # no query can name this row again: listed as unreadable, never opened
             problem = f"sessions.db: a session whose id is not valid UTF-8 ({row_id[:60]!r}) cannot be read"
             side.execute(
                 "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
-                " error) VALUES (?, ?, '', 0, '', ?)",
-                (row_id, row_id, problem),
+                " error) VALUES (?, ?, ?, 0, '', ?)",
+                (row_id, row_id, fingerprint, problem),
             )
+            return
+        if append and self._append_only(side, row_id, fingerprint):
             return
         row = self._raw_row(self._db, row_id)
-        if row is None or self._append_only(side, row_id, row):
+        if row is None:
             return
-        try:
-            history, _, _ = self._decode(row_id, row, images=False)
-        except SessionFormatError as exc:
-            self._unindex(side, row_id)
-            side.execute(
-                "INSERT OR REPLACE INTO indexed_sessions (session_id, mem_id, fingerprint, message_count, preview,"
-                " last_activity, last_ts, error) VALUES (?, ?, ?, 0, '', ?, ?, ?)",
-                (row_id, memory_id(row_id), self._fingerprint(row), row[4], to_epoch(row[4]), str(exc)),
-            )
-            return
-        self._index_session(side, row_id, row, history, 0)
+        entry = index_row(row_id, row, fingerprint, self._decode, self._row_problem)
+        if entry.error is None:
+            entry.prefix_hash = prefix_hash_of(row[2])  # a later append is then indexed alone
+        self._store_index(side, entry)
 
     def _unindex(self, side: sqlite3.Connection, row_id: str) -> None:
         for rowid, text in side.execute("SELECT rowid, text FROM search WHERE row_id = ?", (row_id,)).fetchall():
             side.execute(_FORGET, (rowid, fold(text)))
         side.execute("DELETE FROM search WHERE row_id = ?", (row_id,))
         side.execute("DELETE FROM indexed_sessions WHERE session_id = ?", (row_id,))
+        side.execute("DELETE FROM paged_sessions WHERE session_id = ?", (row_id,))
+        side.execute("DELETE FROM pages WHERE session_id = ?", (row_id,))
+
+    # -- keeping in step ----------------------------------------------------------------------------
 
     def refresh_index(self) -> None:
         """Bring the side index in step with sessions.db: nothing to do unless another connection wrote."""
@@ -264,22 +356,152 @@ class SideIndex:
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if version == self._data_version:
                 return
-            rows = dict(self._db.execute(f"SELECT id, {self._fingerprint_sql()} FROM sessions").fetchall())
+            # after another connection wrote, the history lengths tell its saves (the original rewrites the history
+            # whenever it saves); a load looks at every column's length, for a hand edit of one of them alone
+            quick = self._data_version is not None
+            rows = headers.fingerprints(self._db, self._columns, quick=quick)
             indexed = dict(self.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
-            stale = [rid for rid, fp in rows.items() if indexed.get(rid) != fp]
+            builder = self._builder
+            building = builder.pending if builder is not None and builder.running() else set()
+            stale = [(rid, fp, size) for rid, (fp, size) in rows.items() if not headers.matches(indexed.get(rid), fp)]
+            if quick and stale:  # what is stored is the whole fingerprint
+                whole = {rid: headers.fingerprint(self._db, self._columns, rid) for rid, _, _ in stale}
+                stale = [(rid, found[0], found[1]) for rid, found in whole.items() if found is not None]
+            later = [rid for rid, _, _ in stale if rid in building]
+            stale = [item for item in stale if item[0] not in building]
             gone = [rid for rid in indexed if rid not in rows]
-            if stale or gone:
+            # no indexed row has a fingerprint of this cireil's form (a side file of an earlier cireil), and
+            # much to index: emptied first, so the build does not forget each old search row one by one (as
+            # costly as adding it)
+            earlier = all(headers.history_bytes(fp.removeprefix("?")) is None for fp in indexed.values())
+            wipe = bool(indexed) and earlier and not later and sum(size for *_, size in stale) > self.INLINE_INDEX_BYTES
+            background: list[tuple[str, int]] = []
+            if gone or stale:
                 try:
                     with self._side_transaction() as side:
+                        if wipe:
+                            side.execute("DELETE FROM search")
+                            side.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
                         for rid in gone:
                             self._unindex(side, rid)
-                        for rid in stale:
-                            self._reindex_row(side, rid)
+                            if builder is not None:
+                                builder.forget(rid)
+                        rest, hashed = [], 0
+                        for rid, fp, size in stale:
+                            if isinstance(rid, BadText):  # its id is not valid UTF-8: never decoded, said unreadable
+                                self._reindex_row(side, rid, fp)
+                                continue
+                            # only appended to (the original's usual save): its earlier text hashed, its new
+                            # messages indexed, up to INLINE_APPEND_BYTES of rows here (a load after a long day)
+                            hashed += size
+                            tried = not wipe and rid in indexed and hashed <= self.INLINE_APPEND_BYTES
+                            if not (tried and self._append_only(side, rid, fp)):
+                                rest.append((rid, fp, size))
+                        # what must be read whole: here when it is little, else in the background
+                        if sum(size for _, _, size in rest) > self.INLINE_INDEX_BYTES:
+                            background = [(rid, size) for rid, _, size in rest]
+                        else:
+                            for rid, fp, _ in rest:
+                                self._reindex_row(side, rid, fp, append=False)
                 except sqlite3.Error:
                     # the side file cannot grow (a full disk): reads go on with the index as it was, and the
                     # next look tries again
                     return
+            if background:
+                self._build_in_background(background)
+            if self._data_version is not None or len(indexed) > len(stale):
+                # another process wrote since the last look (or this is a load with an index from before): the
+                # one change a fingerprint can miss that list-sessions shows is looked for off this thread
+                self._sweep_activity()
             self._data_version = version
+
+    def _build_in_background(self, rows: list[tuple[str, int]]) -> None:
+        builder = self._builder
+        if builder is not None and builder.add(rows):
+            return
+        if builder is not None and builder.failure is not None:
+            return  # it failed (a full disk): the index stays as it is, and index_status says why
+        self._builder = IndexBuilder(self, self._reader_connection, rows)
+        self._builder.start()
+
+    def _store_built(self, batch: list[RowIndex], builder: IndexBuilder) -> None:
+        """The background builder's batch, stored under the store's lock: a row changed since the builder read
+        it (this store wrote it, or another process did) is indexed here again, as it is now."""
+        try:
+            with self._side_transaction() as side:
+                for entry in batch:
+                    if entry.row_id not in builder.pending:
+                        continue
+                    now = headers.fingerprint(self._db, self._columns, entry.row_id)
+                    if now is None:
+                        self._unindex(side, entry.row_id)
+                    elif now[0] != entry.fingerprint:
+                        self._reindex_row(side, entry.row_id, now[0])
+                    else:
+                        self._store_index(side, entry)
+                    builder.pending.discard(entry.row_id)
+                    builder.done += 1
+        except sqlite3.Error as exc:
+            builder.failure = f"cireil-side.db could not be written: {exc}"
+            builder.stop(timeout=0)
+            self._data_version = None
+
+    def _sweep_activity(self) -> None:
+        if self._sweep is None:
+            path = self.side.execute("PRAGMA database_list").fetchone()[2]  # '' for a side file in memory
+            self._sweep = ActivitySweep(self, self._reader_connection, Path(path) if path else None)
+        self._sweep.request()
+
+    def _apply_activity(self, rows: list[tuple[str, Any]]) -> None:
+        """The sweep's last_activity values, where they differ from the indexed ones (the store's lock is held)."""
+        if not rows:
+            return
+        known = dict(self.side.execute("SELECT session_id, last_activity FROM indexed_sessions").fetchall())
+        changed = [(value, to_epoch(value), rid) for rid, value in rows if rid in known and known[rid] != value]
+        if changed:
+            try:
+                with self._side_transaction() as side:
+                    side.executemany(
+                        "UPDATE indexed_sessions SET last_activity = ?, last_ts = ? WHERE session_id = ?", changed
+                    )
+            except sqlite3.Error:
+                self._data_version = None  # looked at again at the next refresh
+
+    def index_status(self) -> dict | None:
+        """What list-sessions and query-sessions add while the index is being built in the background (they
+        answer from the sessions indexed so far), or None when it is complete."""
+        builder = self._builder
+        if builder is None or (builder.finished and builder.failure is None):
+            return None
+        progress = {"indexed": builder.done, "sessions": builder.total}
+        if builder.failure is not None:
+            return {
+                "indexing": {**progress, "failed": builder.failure},
+                "note": (
+                    f"The session index could not be completed ({builder.failure}): these results cover only "
+                    f"the {builder.done} of {builder.total} sessions indexed. Free disk space, then load the agent "
+                    "again."
+                ),
+            }
+        return {
+            "indexing": progress,
+            "note": (
+                f"Still indexing sessions in the background ({builder.done} of {builder.total} done): these "
+                "results cover only the sessions indexed so far. Ask again in a moment for all of them."
+            ),
+        }
+
+    def wait_for_index(self, timeout: float | None = None) -> bool:
+        """Wait for the background build and sweep (tests, benchmarks); True when both are done."""
+        builder, sweep = self._builder, self._sweep
+        done = builder.wait(timeout) if builder is not None else True
+        return (sweep.wait(timeout) if sweep is not None else True) and done
+
+    def _stop_background(self) -> None:
+        """End the background threads (close(): never with the store's lock held, they take it)."""
+        for worker in (self._builder, self._sweep):
+            if worker is not None:
+                worker.stop()
 
     def session_error(self, session_id: str) -> str | None:
         """Why a stored session cannot be read (as indexed), or None."""
@@ -347,7 +569,9 @@ class SideIndex:
         """(matches, totalMatches). Raises re.error for an invalid regex."""
         matcher = compile_query(query, mode)
         self.refresh_index()
-        where, args = _filters("session_id", origin, since, "ts", "timestamp")
+        where, args = _filters(
+            "session_id", origin, since, "ts", "CASE timestamp WHEN '' THEN cireil_iso(ts) ELSE timestamp END"
+        )
         if matcher.literals:
             where.append("rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)")
             args.append(fts_expression(matcher.literals))
@@ -369,16 +593,17 @@ class SideIndex:
             rows = {
                 r[0]: r[1:]
                 for r in self.side.execute(
-                    f"SELECT rowid, session_id, role, timestamp, text FROM search"
+                    f"SELECT rowid, session_id, role, timestamp, text, ts FROM search"
                     f" WHERE rowid IN ({','.join('?' * len(page))})",
                     page,
                 )
             }
         matches = []
         for rowid in page:
-            session_id, role, timestamp, text = rows[rowid]
+            session_id, role, timestamp, text, ts = rows[rowid]
             item: dict[str, Any] = {"channel": channel_of(session_id), "content": text, "role": role}
             item["sessionId"] = session_id
+            timestamp = shown_time(timestamp, ts)
             if timestamp:
                 item["timestamp"] = timestamp
             matches.append(item)

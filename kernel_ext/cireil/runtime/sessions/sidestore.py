@@ -3,7 +3,9 @@
 `<agent>/cireil-side.db` (upstream-formats §7: a file inside the agent directory with a name the original
 never uses; never a directory under agents/, never a table or column in sessions.db). It holds
   - the query-sessions index (search rows + trigram FTS5) and list-sessions' per-session figures,
-    derived from sessions.db and rebuilt from it when missing or stale (a per-session fingerprint);
+    derived from sessions.db and rebuilt from it when missing or stale (a per-row fingerprint read from the
+    row's record header, headers.py; a big first build runs in the background, indexbuild.py);
+  - where each user and assistant message lies in its row's history text, for read-session pages (pages.py);
   - per-message extras (reactions, usage, notice/media flags, ids a Discord history cannot hold),
     tied to a message position and that message's role, time and ids, so when the original rewrites
     the history they are dropped instead of attached to the wrong message;
@@ -26,7 +28,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS indexed_sessions (
     session_id TEXT PRIMARY KEY,      -- the row id in sessions.db
     mem_id TEXT NOT NULL,             -- the id cireil shows (notebook:main for internal:notebook:main)
-    fingerprint TEXT NOT NULL,        -- length(history), cursor, last_activity, length(meta) when indexed
+    fingerprint TEXT NOT NULL,        -- the row's header fingerprint when indexed (headers.py); '' unknown
     message_count INTEGER NOT NULL,
     preview TEXT NOT NULL,
     last_activity TEXT,
@@ -34,7 +36,8 @@ CREATE TABLE IF NOT EXISTS indexed_sessions (
     error TEXT,                       -- why the row cannot be read, or NULL
     elements INTEGER NOT NULL DEFAULT 0,  -- history elements indexed
     prefix_len INTEGER NOT NULL DEFAULT 0,  -- length of the history text without its closing ]
-    prefix_hash TEXT                  -- of that text: a history that only grew is indexed from where it was
+    prefix_hash TEXT                  -- of that text's bytes (NULL: not taken): a history that only grew is
+                                      -- indexed from where it was
 );
 CREATE INDEX IF NOT EXISTS indexed_by_time ON indexed_sessions (last_ts);
 CREATE TABLE IF NOT EXISTS search (
@@ -95,11 +98,33 @@ CREATE TABLE IF NOT EXISTS row_births (
 """
 
 
+# Added to version 1 files as they are opened: where each user and assistant message of a session lies in its
+# row's history text, so that read-session decodes only the messages of a page (pages.py).
+_PAGES = """
+CREATE TABLE IF NOT EXISTS paged_sessions (
+    session_id TEXT PRIMARY KEY,      -- sessions.db row id
+    fingerprint TEXT NOT NULL,        -- the row's header fingerprint (headers.py) the layout was taken from
+    elements INTEGER NOT NULL,        -- stored elements of every role
+    char_end INTEGER NOT NULL,        -- where the last of them ends in the history text, in characters
+    byte_end INTEGER NOT NULL         -- the same in UTF-8 bytes: messages appended later are counted on from here
+);
+CREATE TABLE IF NOT EXISTS pages (
+    session_id TEXT NOT NULL,         -- sessions.db row id
+    pos INTEGER NOT NULL,             -- index in the stored history array
+    role TEXT NOT NULL,               -- user or assistant (no other role is ever a page's)
+    ts REAL NOT NULL,                 -- its time, Unix seconds (0: none), for read-session's since
+    byte_start INTEGER NOT NULL,      -- [start, end) of its JSON in the history value, in UTF-8 bytes
+    byte_end INTEGER NOT NULL,
+    PRIMARY KEY (session_id, pos)
+) WITHOUT ROWID;
+"""
+
+
 def open_memory_side() -> sqlite3.Connection:
     """A side file in memory, for an agent folder cireil cannot write: the index is rebuilt at each load and
     the extras of this process are lost at its end (sessions.db itself is then read-only too)."""
     db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}{_SHARING}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
+    db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}{_SHARING}{_PAGES}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
     return db
 
 
@@ -122,4 +147,6 @@ def open_side(agent_dir: Path) -> sqlite3.Connection:
         db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
     if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'row_births'").fetchone() is None:
         db.executescript(f"BEGIN IMMEDIATE;{_SHARING}COMMIT;")
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'pages'").fetchone() is None:
+        db.executescript(f"BEGIN IMMEDIATE;{_PAGES}COMMIT;")
     return db

@@ -43,7 +43,7 @@ from .holders import Holder, HolderProbe
 from .messages import now_iso
 from .rowids import channel_for, id_problem, memory_id, meta_for_new, stored_id
 from .rowtext import Plan, RowText, preview_before, signature
-from .sideindex import BadText, SideIndex, channel_of, preview_of, to_epoch
+from .sideindex import BadText, SideIndex, channel_of, preview_of, shown_time, to_epoch
 from .sideindex import text_of_row as _text
 from .sidestore import SIDE_FILE, open_memory_side, open_side
 from .state import Session, platform_of
@@ -143,6 +143,8 @@ class SessionStore(SideIndex):
             self._sweep_image_temps()
             self.side = self._open_side()
             self.side.create_function("cireil_match", 1, _weak_match(self), deterministic=True)
+            # query-sessions' since, compared as text: a search row's time as shown (it depends on the local zone)
+            self.side.create_function("cireil_iso", 1, lambda ts: shown_time("", ts))
             self.refresh_index()
         except sqlite3.Error as exc:
             self._db.close()
@@ -240,6 +242,7 @@ class SessionStore(SideIndex):
                 if mode == "rw":
                     self.read_only = str(exc)
                 continue
+            self._db_uri = f"file:{path}?mode={mode}"  # how the index's background threads open it too
             return db
         raise AssertionError("unreachable")
 
@@ -248,6 +251,7 @@ class SessionStore(SideIndex):
         return cls(Path(agent_dir) / "sessions.db")
 
     def close(self) -> None:
+        self._stop_background()  # the index's threads end first: they take the lock
         with self._lock:
             self._db.close()
             self.side.close()
@@ -1104,4 +1108,11 @@ class SessionStore(SideIndex):
         elif not self.current:
             notes.append("last opened by an older CireilClaw: cireil reads its sessions but writes none")
         notes += self.unreadable()
+        status = self.index_status()
+        if status is not None:
+            notes.append(
+                f"the search index of its {status['indexing']['sessions']} sessions is being built in the background: "
+                "list-sessions and query-sessions say how far it is and answer from what is indexed so far; every "
+                "other tool and turn works now"
+            )
         return notes

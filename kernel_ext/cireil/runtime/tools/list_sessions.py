@@ -16,7 +16,9 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         origin=args.get("origin"),
         since=args.get("since"),
     )
-    return {"sessions": sessions, "success": True}
+    # while the index is built in the background (the first load of a big agent): what is indexed so far,
+    # and a note saying so, never a partial list without a word
+    return {"sessions": sessions, "success": True, **(store.index_status() or {})}
 
 
 def origin_field() -> AnyOf:

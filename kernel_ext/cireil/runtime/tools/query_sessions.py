@@ -40,7 +40,9 @@ async def run(args: dict, ctx: ToolContext) -> dict:
             f"The search ran out of its {budget.seconds:g} s time budget after testing {budget.tested} messages.",
             hint="Narrow it: a longer literal in the query, origin, or since.",
         ) from None
-    return {"matches": matches, "success": True, "totalMatches": total}
+    # while the index is built in the background (the first load of a big agent): the matches among what is
+    # indexed so far, and a note saying so, never partial results without a word
+    return {"matches": matches, "success": True, "totalMatches": total, **(store.index_status() or {})}
 
 
 TOOL = Tool(

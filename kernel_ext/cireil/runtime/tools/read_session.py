@@ -4,26 +4,23 @@ from __future__ import annotations
 
 from ..base.errors import ToolError
 from ..base.params import Number, Params, String
-from ..sessions.store import SessionError, to_epoch
+from ..sessions.store import SessionError, SessionStore, to_epoch
 from ..toolkit.conversation_tools import absolute_time, conversation_messages, message_text, store_of
 from ..toolkit.tool import Tool, ToolContext
 
 
-async def run(args: dict, ctx: ToolContext) -> dict:
-    store = store_of(ctx, "read-session")
-    session_id: str = args["id"]
-    if session_id == ctx.session.id:
-        history = ctx.session.history  # the turn in progress is not committed yet; it is readable too
-    else:
-        try:
-            stored = store.get(session_id)
-        except SessionError as exc:
-            raise ToolError(
-                str(exc), hint="The session's row in sessions.db is not in the original's format."
-            ) from None
-        if stored is None:
-            raise ToolError(f"Session not found: {session_id}", hint="list-sessions shows the sessions there are.")
-        history = stored.history
+def _whole(store: SessionStore, session_id: str) -> list[dict]:
+    """The stored session's messages from a decode of all of it (the page path could not serve it)."""
+    try:
+        stored = store.get(session_id)
+    except SessionError as exc:
+        raise ToolError(str(exc), hint="The session's row in sessions.db is not in the original's format.") from None
+    if stored is None:
+        raise ToolError(f"Session not found: {session_id}", hint="list-sessions shows the sessions there are.")
+    return stored.history
+
+
+def _page(history: list[dict], args: dict) -> tuple[list[dict], int]:
     messages = conversation_messages(history)
     since = to_epoch(args.get("since"))
     if since is not None:  # an unparseable `since` is ignored (reference)
@@ -31,8 +28,28 @@ async def run(args: dict, ctx: ToolContext) -> dict:
     if args["order"] == "desc":
         messages = messages[::-1]
     offset, limit = int(args["offset"]), int(args["limit"])
+    return messages[offset : offset + limit], len(messages)
+
+
+async def run(args: dict, ctx: ToolContext) -> dict:
+    store = store_of(ctx, "read-session")
+    session_id: str = args["id"]
+    if session_id == ctx.session.id:
+        # the turn in progress is not committed yet; it is readable too
+        page, total = _page(ctx.session.history, args)
+    else:
+        # another session: only the messages of the page are read and decoded (sessions/pages.py), unless the
+        # side file cannot say where they are; then the whole session is, with the same result
+        found = store.read_page(
+            session_id,
+            since=args.get("since"),
+            order=args["order"],
+            offset=int(args["offset"]),
+            limit=int(args["limit"]),
+        )
+        page, total = found if found is not None else _page(_whole(store, session_id), args)
     out = []
-    for message in messages[offset : offset + limit]:
+    for message in page:
         # the id is more than the reference returns: in a notebook it is how the agent names messages to
         # prune-boundaries, read-history and react (Discord messages carry theirs in the text instead)
         item = {"content": message_text(message), "id": message["id"], "role": message["role"]}
@@ -40,7 +57,7 @@ async def run(args: dict, ctx: ToolContext) -> dict:
         if stamp:
             item["timestamp"] = stamp
         out.append(item)
-    return {"id": session_id, "messages": out, "success": True, "totalMessages": len(messages)}
+    return {"id": session_id, "messages": out, "success": True, "totalMessages": total}
 
 
 TOOL = Tool(
