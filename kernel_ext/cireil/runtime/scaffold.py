@@ -19,13 +19,13 @@ import atexit
 import contextlib
 import os
 import shutil
-import subprocess
 import tempfile
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from .base.errors import CireilError
+from .base.scratch import remove_when_gone
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -142,7 +142,7 @@ def copy_demo() -> Path:
     """
     scratch = Path(tempfile.mkdtemp(prefix="cireil-demo-", dir=_scratch_root()))
     atexit.register(_remove_scratch, scratch, os.getpid())
-    _remove_when_gone(scratch)
+    remove_when_gone(scratch)
     agent = init(scratch / "demo")
     _key_from_environment(agent / "config" / "engine.toml")
     return agent
@@ -169,37 +169,6 @@ def is_demo_copy(directory: Path) -> bool:
     scratch = directory.parent
     roots = {Path(tempfile.gettempdir()), Path(_SHM)}
     return directory.name == "demo" and scratch.name.startswith("cireil-demo-") and scratch.parent in roots
-
-
-# the write ends of the guards' pipes and the guards themselves, held for as long as this process lives
-_GUARDS: list[tuple[int, subprocess.Popen]] = []
-
-
-def _remove_when_gone(scratch: Path) -> None:
-    """Remove `scratch` once this process is gone, even when it ends without running atexit.
-
-    A kernel is not always let exit: a front end's shutdown kills one that does not stop within its grace,
-    a test harness kills it outright, and then atexit never runs and the copy stayed in /dev/shm (memory)
-    for good. A small `sh` waits on a pipe whose only writer is this process (the fd is not inheritable, so
-    nothing exec'd keeps it open); the kernel closes it when the process ends, by whatever means, and the
-    read returns. Its own session keeps a kernel interrupt (SIGINT to the kernel's group) off it."""
-    if not shutil.which("sh"):
-        return  # atexit alone, as before
-    read_end, write_end = os.pipe()
-    try:
-        guard = subprocess.Popen(
-            ["sh", "-c", 'read _ignored; rm -rf -- "$1"', "cireil-demo-guard", str(scratch)],
-            stdin=read_end,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    except OSError:
-        os.close(write_end)
-        return
-    finally:
-        os.close(read_end)
-    _GUARDS.append((write_end, guard))
 
 
 def _remove_scratch(scratch: Path, owner_pid: int) -> None:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.errors import ToolError
+from ..base.scratch import remove_when_gone
 from ..config.sandbox_config import SandboxConfig
 from ..files.paths import SandboxPaths
 from .anon_mounts import AnonMounts, devices, plan
@@ -243,6 +244,7 @@ def _make_dev_nodes(parent: str) -> str | None:
         return None
     os.chmod(directory, 0o755)
     atexit.register(shutil.rmtree, directory, True)
+    remove_when_gone(directory)  # a killed kernel runs no atexit: its device nodes would stay in /tmp
     return directory
 
 

@@ -42,9 +42,9 @@ MARKDOWN_LIMIT = 200  # characters of a recorded name or message shown in a head
 SETUP = """\
 import json
 import shlex
-import tempfile
 
 import cireil
+from cireil.runtime.base.scratch import scratch_dir
 from cireil.runtime.recorder.model import RecordedTurn
 from cireil.runtime.recorder.mcpreplay import start_mock, with_every_server
 from cireil.runtime.recorder.replay import offline_copy, scripted_replies
@@ -56,7 +56,8 @@ CASSETTE = {cassette}
 # a turn that asks for more than was recorded ends quietly
 llm = ScriptedLLM(default=reply.tool_calls(("no-response", {{}}))).start()
 mock = start_mock(with_every_server(CASSETTE, AGENT)) if CASSETTE is not None else None
-copy = offline_copy(AGENT, llm.base_url, tempfile.mkdtemp(prefix="cireil-replay-"), mock)
+# a throwaway copy, removed when this kernel ends, however it ends
+copy = offline_copy(AGENT, llm.base_url, scratch_dir("cireil-replay-"), mock)
 copy_arg = shlex.quote(str(copy))  # one word however the temporary directory is named
 
 
