@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
-import gc
 import hashlib
 import json
 import os
@@ -40,6 +39,7 @@ from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
 from .holders import Holder, HolderProbe
+from .indexbuild import gc_paused
 from .messages import now_iso
 from .rowids import channel_for, id_problem, memory_id, meta_for_new, stored_id
 from .rowtext import Plan, RowText, preview_before, signature
@@ -89,19 +89,6 @@ def _write_problem(exc: BaseException) -> str:
     if "locked" in text or "busy" in text:
         return f"another process held it locked for 5 s ({text}); try again"
     return f"the write failed ({text}); check the disk, then try again"
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic collection while one session's history is built (nothing in it is cyclic garbage): without
-    this, building 10,000 messages took 5x as long, most of it collections walking the growing list."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _summaries_sig(summaries: list[dict]) -> str:
@@ -392,7 +379,7 @@ class SessionStore(SideIndex):
             row = self._raw_row(self._db, row_id)
             if row is None:
                 return None
-            with _gc_paused():  # tens of thousands of new containers: each GC pass would walk them all again
+            with gc_paused():  # tens of thousands of new containers: each GC pass would walk them all again
                 history, elements, meta, spans = self._decode_spans(row_id, row)
             extras = {
                 pos: (fp, json.loads(ex))
@@ -442,7 +429,7 @@ class SessionStore(SideIndex):
         session.store_state["committed"] = {id(m) for m in history}
         session.store_state["summaries_sig"] = _summaries_sig(summaries)
         # each message's stored element and text: an unchanged message is written back byte for byte, unencoded
-        with _gc_paused():
+        with gc_paused():
             session.store_state["rows"] = RowText.loaded(history, elements, row[2], spans, side_extras)
         return session
 
