@@ -138,10 +138,11 @@ CELLS = [
         "three tools: `forecast` (structured content), `beds.count` (a name with a dot) and `leaf` (an image)."
     ),
     code(
-        "import socket\nimport subprocess\nimport sys\nimport tempfile\nimport time\nfrom pathlib import Path\n\n"
+        "import socket\nimport subprocess\nimport sys\nimport time\nfrom pathlib import Path\n\n"
+        "from cireil.runtime.base.scratch import scratch_dir\n\n"
         f"SERVER = '''\\\n{SERVER}'''\n\n"
-        'scratch = tempfile.TemporaryDirectory(prefix="cireil-tutorial-")  # removed when the kernel ends\n'
-        "root = Path(scratch.name)  # a runtime root: agents/, plugins/, config/\n"
+        "# a runtime root (agents/, plugins/, config/), removed when this kernel ends, however it ends\n"
+        'root = scratch_dir("cireil-tutorial-")\n'
         'server_py = root / "garden_server.py"\n'
         "server_py.write_text(SERVER)\n\n"
         "with socket.socket() as s:\n"

@@ -40,9 +40,9 @@ MCP_SECTION = [
     ),
     code(
         "import socket\nimport time\n\n"
+        "from cireil.runtime.base.scratch import scratch_dir  # removed when the kernel ends, however it ends\n\n"
         f"GARDEN = '''\\\n{GARDEN}'''\n\n"
-        "server_dir = tempfile.TemporaryDirectory()  # removed when the kernel ends\n"
-        'server_py = Path(server_dir.name) / "garden_server.py"\n'
+        'server_py = scratch_dir("cireil-tutorial-") / "garden_server.py"\n'
         "server_py.write_text(GARDEN)\n"
         "with socket.socket() as s:\n"
         '    s.bind(("127.0.0.1", 0))\n'
@@ -78,8 +78,7 @@ MCP_SECTION = [
     ),
     code("server.terminate()\nserver.wait()\nturn_id = agent.turns()[-1].id\n%cireil replay $turn_id"),
     code(
-        "mcp_dir = tempfile.TemporaryDirectory()\n"
-        'mcp_test = Path(mcp_dir.name) / "test_forecast_turn.py"\n'
+        'mcp_test = scratch_dir("cireil-tutorial-") / "test_forecast_turn.py"\n'
         "agent.export_test(turn_id, mcp_test)\n"
         'print("token in the test file:", "garden-secret-token" in mcp_test.read_text())\n'
         "pytest(mcp_test)"
@@ -235,12 +234,10 @@ CELLS = [
     ),
     code(
         "import subprocess\n"
-        "import sys\n"
-        "import tempfile\n"
-        "from pathlib import Path\n\n"
+        "import sys\n\n"
+        "from cireil.runtime.base.scratch import scratch_dir  # removed when the kernel ends, however it ends\n\n"
         "notes.write_text(original)  # back to what the turn saw\n"
-        "test_dir = tempfile.TemporaryDirectory()  # removed when the kernel ends\n"
-        'test_file = Path(test_dir.name) / "test_committee_turn.py"\n'
+        'test_file = scratch_dir("cireil-tutorial-") / "test_committee_turn.py"\n'
         "turn_id = agent.turns()[-1].id\n"
         "%cireil export test $turn_id $test_file --fields read.content\n\n\n"
         "def pytest(path):\n"

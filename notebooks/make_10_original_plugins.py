@@ -108,11 +108,12 @@ CELLS = [
         "config file (`ctx.cfg`) and counts its calls in its private state (`ctx.pluginState`)."
     ),
     code(
-        "import json\nimport tempfile\nfrom pathlib import Path\n\n"
+        "import json\nfrom pathlib import Path\n\n"
+        "from cireil.runtime.base.scratch import scratch_dir\n"
         "from cireil.runtime.scaffold import init\n\n"
         f"PLUGIN = '''\\\n{PLUGIN}'''\n\n"
-        'scratch = tempfile.TemporaryDirectory(prefix="cireil-tutorial-")  # removed when the kernel ends\n'
-        "root = Path(scratch.name)  # a runtime root: agents/, plugins/, config/\n"
+        "# a runtime root (agents/, plugins/, config/), removed when this kernel ends, however it ends\n"
+        'root = scratch_dir("cireil-tutorial-")\n'
         'agent_dir = init(root / "agents" / "garden")\n\n'
         'plugin = root / "plugins" / "garden"\n'
         '(plugin / "node_modules").mkdir(parents=True)\n'
