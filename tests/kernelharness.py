@@ -140,6 +140,18 @@ class Kernel:
                 continue
             self._keep(msg)
 
+    def wait_for_display(self, msg_id: str, kind: str, needle: str, timeout: float = 30) -> dict:
+        """The first `kind` message (display_data, update_display_data) of the running cell `msg_id` whose
+        text/plain has `needle`, waiting for it; what arrives meanwhile is kept for `collect`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for msg in self._other:
+                ours = msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == kind
+                if ours and needle in msg["content"]["data"].get("text/plain", ""):
+                    return msg
+            self.drain(0.2)
+        raise AssertionError(f"no {kind} with {needle!r} within {timeout}s")
+
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
         """Send a comm message as a front end would (e.g. a widget button click)."""
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})

@@ -49,18 +49,6 @@ def second_call(text: str, call_id: str) -> bytes:
     )
 
 
-def shown(kernel: Kernel, msg_id: str, kind: str, needle: str, timeout: float = 30) -> dict:
-    """The first `kind` message (display_data, update_display_data) of cell `msg_id` whose text has `needle`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for msg in kernel._other:
-            ours = msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == kind
-            if ours and needle in msg["content"]["data"].get("text/plain", ""):
-                return msg
-        kernel.drain(0.2)
-    raise AssertionError(f"no {kind} with {needle!r} within {timeout}s")
-
-
 def test_watch_shows_a_production_turn_live_and_an_interrupt_ends_it(tmp_path, llm):
     agent = turn_agent(tmp_path, llm.base_url)
     llm.script(
@@ -77,14 +65,14 @@ def test_watch_shows_a_production_turn_live_and_an_interrupt_ends_it(tmp_path, l
             kernel.wait_started(msg_id)
             time.sleep(1.0)  # the watch has taken its starting point (nothing before it is shown)
             assert post(proxy.port, first_call("what do I buy?")) == 200
-            first = shown(kernel, msg_id, "display_data", "production turn")
+            first = kernel.wait_for_display(msg_id, "display_data", "production turn")
             text = first["content"]["data"]["text/plain"]
             assert f"· {SESSION} ·" in text and "1 model calls · running" in text and "“what do I buy?”" in text
             assert "step 1 · " in text
             display_id = first["content"]["transient"]["display_id"]
 
             assert post(proxy.port, second_call("what do I buy?", "call_r")) == 200
-            update = shown(kernel, msg_id, "update_display_data", "ended: respond")
+            update = kernel.wait_for_display(msg_id, "update_display_data", "ended: respond")
             assert update["content"]["transient"]["display_id"] == display_id  # the same display, in place
             assert "2 model calls" in update["content"]["data"]["text/plain"]
             assert "recorded turn" in update["content"]["data"]["text/plain"]
