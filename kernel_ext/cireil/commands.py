@@ -300,7 +300,8 @@ def _detach(p: argparse.ArgumentParser, surface: str) -> None:
 
 
 def _reconstruct(p: argparse.ArgumentParser, surface: str) -> None:
-    p.add_argument("dir", metavar="AGENT_DIR")
+    if surface == CLI:  # the magic works on the loaded agent
+        p.add_argument("dir", metavar="AGENT_DIR")
     p.add_argument(
         "--session", metavar="ID", help="only this sessions.db session (default: every Discord, internal, tui)"
     )
@@ -491,7 +492,7 @@ COMMANDS: tuple[Command, ...] = (
         "reconstruct",
         "record the turns the original ran before attaching, rebuilt from sessions.db (marked reconstructed)",
         _reconstruct,
-        (CLI,),
+        BOTH,
     ),
     Command(
         "migrate",

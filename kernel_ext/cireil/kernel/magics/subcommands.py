@@ -49,6 +49,7 @@ class CireilMagics:
             "usage": self.usage,
             "recordings": self.recordings,
             "watch": self.watch,
+            "reconstruct": self.reconstruct,
             "steps": self.steps,
             "stop": self.stop,
             "replay": self.replay,
@@ -235,6 +236,17 @@ class CireilMagics:
             print(agent.recording.problem or "turn recording is off")
             return
         print(table(agent.turns(o.session or "*"), production=o.production, limit=o.limit))
+
+    def reconstruct(self, o: Namespace) -> None:
+        agent = self.require_agent()
+        if agent.recording.store is None:
+            print(agent.recording.problem or "turn recording is off")
+            return
+        try:  # sessions.db is only read; the turns go to the agent's cireil-recordings.db
+            done = agent.reconstruct(session=o.session, since=o.since)
+        except ValueError as exc:
+            raise UsageError(f"nothing reconstructed: {exc}") from None
+        print("\n".join(done.lines()))
 
     def watch(self, o: Namespace) -> None:
         from .watch import watch
