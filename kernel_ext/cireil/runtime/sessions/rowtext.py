@@ -210,7 +210,7 @@ class RowText:
             appended_only=appended_only,
         )
         same = first_change is None and len(texts) == len(self.texts) and self.text is not None
-        plan.history_text = self.text if same else "[" + ",".join(texts) + "]"  # a call that changed nothing
+        plan.history_text = self.text if same else array_text(texts)  # a call that changed nothing
         plan.hasher = self._hash_after(plan, len(self.texts))
         return plan
 
@@ -270,7 +270,7 @@ class RowText:
             stored_cursor,
             _conversation_counts(written),
         )
-        plan.history_text = "[" + ",".join(texts) + "]"
+        plan.history_text = array_text(texts)
         return plan
 
     def _hash_after(self, plan: Plan, before: int) -> Any:
@@ -289,6 +289,17 @@ class RowText:
         self.texts, self.ups, self.written = plan.texts, plan.ups, plan.written
         self.extras, self.written_ids = plan.extras, plan.written_ids
         self.conv, self.hasher, self.text = plan.conv, plan.hasher, plan.history_text
+
+
+def array_text(texts: list[str]) -> str:
+    """The row's JSON array of these element texts, made in one copy of the whole: a long session's text is
+    megabytes of 4-byte characters (one emoji makes the whole string so), and each `+` of the plain
+    `"[" + ",".join(texts) + "]"` copies all of it again."""
+    if not texts:
+        return "[]"
+    if len(texts) == 1:
+        return "[" + texts[0] + "]"
+    return ",".join(["[" + texts[0], *texts[1:-1], texts[-1] + "]"])
 
 
 def _conversation_counts(messages: list[dict], start: int = 0) -> list[int]:

@@ -712,10 +712,12 @@ class SessionStore(SideIndex):
             except OSError as exc:  # an image file could not be written (a full disk): no row names it yet
                 raise self._not_written(f"session {session.id}", exc, where=self.images_dir) from None
 
-        # everything before the database transaction: JSON, image files (written before their rows)
-        plan = rows.plan(
-            session.history, session.cursor, session.touched, committed if committed_only else None, encode
-        )
+        # everything before the database transaction: JSON, image files (written before their rows); no cyclic
+        # collection meanwhile: copying a long session's kept lists would set off several, each walking them all
+        with gc_paused():
+            plan = rows.plan(
+                session.history, session.cursor, session.touched, committed if committed_only else None, encode
+            )
         texts, refs = plan.texts, plan.refs
         written_ids, cursor, first_change = plan.written_ids, plan.cursor, plan.first_change
         history_text = plan.history_text
@@ -820,7 +822,7 @@ class SessionStore(SideIndex):
             state["count"] = len(texts)
             previous = rows.extras
             if plan.hasher is None:  # encoded whole (or the first write since the load): hashed whole, once
-                plan.hasher = hashlib.blake2b(history_text[:-1].encode("utf-8"), digest_size=16)
+                plan.hasher = hashlib.blake2b(memoryview(history_text.encode("utf-8"))[:-1], digest_size=16)
             rows.accept(plan)
             session.touched.clear()
             state["summaries_sig"] = summaries_sig
