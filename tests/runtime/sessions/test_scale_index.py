@@ -208,6 +208,24 @@ def test_a_new_last_activity_alone_is_seen_after_a_background_sweep(tmp_path):
         store.close()
 
 
+def test_a_hand_edit_of_another_column_alone_is_seen_after_a_load(tmp_path):
+    """A load looks at the history's length only; every other column's length is compared off its thread: an
+    opened_files broken by hand while cireil was away is listed as unreadable once that look is done."""
+    rng = random.Random(5)
+    path = make_db(tmp_path, {"internal:x": history(rng, 2), "internal:y": history(rng, 2)})
+    SessionStore.for_agent(tmp_path).close()  # indexed whole once
+    raw = sqlite3.connect(path, isolation_level=None)
+    raw.execute("UPDATE sessions SET opened_files = '[\"/a.md\", 7' WHERE id = 'internal:y'")
+    raw.close()
+    store = SessionStore.for_agent(tmp_path)
+    try:
+        assert store.wait_for_index(10)
+        assert "opened_files is not a JSON array of strings" in (store.session_error("internal:y") or "")
+        assert store.session_error("internal:x") is None
+    finally:
+        store.close()
+
+
 # -- the background build ---------------------------------------------------------------------------
 
 

@@ -92,7 +92,7 @@ class RowIndex:
 def prefix_hash_of(text: str) -> str:
     """The hash the side index keeps of a history text without its closing ] (of its UTF-8 bytes): a row that
     still starts with them only had messages appended (sideindex.py, _append_only)."""
-    return hashlib.blake2b(text[:-1].encode("utf-8"), digest_size=16).hexdigest()
+    return hashlib.blake2b(memoryview(text.encode("utf-8"))[:-1], digest_size=16).hexdigest()
 
 
 def item_of(pos: int, message: dict) -> tuple[int, str, str | None, float, str] | None:
@@ -417,6 +417,10 @@ class ActivitySweep:
     after the history walks its overflow pages (~90 ms at 283 MB), so it is done here, never in a query."""
 
     DELAY = 0.2  # the calls that found the foreign write finish first; writes close together are swept once
+    # a thread that swept waits this long for the next request before it ends: the original saves every few
+    # seconds while it works, and starting a thread for each save cost the call that noticed it 1-3 ms on a
+    # busy machine (Thread.start waits until the new thread runs)
+    IDLE = 30.0
 
     def __init__(self, store: Any, connect: Callable[[], sqlite3.Connection], side: Path | None) -> None:
         self._store = weakref.ref(store)
@@ -424,22 +428,34 @@ class ActivitySweep:
         self._side = side  # the side file, read by the sweep's own connection (None: it is in memory)
         self._flag = threading.Lock()  # `_again` and `_thread` change together under it (never the store's lock)
         self._again = False
+        self._whole = False
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a request came (or stop): the waiting thread goes on
+        self._idle = threading.Event()  # nothing requested is left to do
+        self._idle.set()
         self._reading: sqlite3.Connection | None = None
         self.failure: str | None = None
-        weakref.finalize(store, self._stop.set)
+        weakref.finalize(store, self._halt, self._stop, self._wake)
 
-    def request(self) -> None:
-        """Sweep (again) soon."""
+    @staticmethod
+    def _halt(stop: threading.Event, wake: threading.Event) -> None:
+        stop.set()
+        wake.set()
+
+    def request(self, *, whole: bool = False) -> None:
+        """Sweep (again) soon; whole: also compare every row's whole fingerprint (after a load's quick look)."""
         with self._flag:
             self._again = True
+            self._whole = self._whole or whole
+            self._idle.clear()
+            self._wake.set()
             if self._thread is None and not self._stop.is_set():
                 self._thread = threading.Thread(target=self._run, name="cireil-activity-sweep", daemon=True)
                 self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
+        self._halt(self._stop, self._wake)
         reading = self._reading
         if reading is not None:
             with contextlib.suppress(sqlite3.Error):  # closed meanwhile: its thread is ending anyway
@@ -449,21 +465,32 @@ class ActivitySweep:
             thread.join(timeout)
 
     def wait(self, timeout: float | None = None) -> bool:
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-            return not thread.is_alive()
-        return True
+        """Until every request so far is swept (or the sweep ended); True when it is."""
+        return self._idle.wait(timeout) or self._thread is None
+
+    def _next(self) -> bool | None:
+        """Once a request is pending, whether it asks for the whole look; None when the thread is to end
+        (stopped, or idle too long)."""
+        while True:
+            if self._stop.wait(self.DELAY):
+                return None
+            with self._flag:
+                if self._again:
+                    self._again = False
+                    whole, self._whole = self._whole, False
+                    return whole
+                self._wake.clear()
+                self._idle.set()
+            if not self._wake.wait(self.IDLE):
+                with self._flag:
+                    if not self._again:
+                        self._thread = None
+                        return None
 
     def _run(self) -> None:
         db = None
         try:
-            while not self._stop.wait(self.DELAY):
-                with self._flag:
-                    if not self._again:
-                        self._thread = None
-                        return
-                    self._again = False
+            while (whole := self._next()) is not None:
                 if db is None:
                     db = self._reading = self._connect()
                     if self._side is not None:
@@ -472,8 +499,11 @@ class ActivitySweep:
                 store = self._store()
                 if store is None or self._stop.is_set():
                     return
+                scanned = headers.fingerprints(db, store._columns) if whole else None
                 with store._lock:
                     store._apply_activity(rows)
+                    if scanned is not None:
+                        store._apply_whole(scanned)
                 del store
         except Exception as exc:  # kept; the next foreign write asks again
             if not self._stop.is_set():  # not the interrupt of stop()
@@ -485,3 +515,4 @@ class ActivitySweep:
             with self._flag:
                 if self._thread is threading.current_thread():
                     self._thread = None
+                self._idle.set()
