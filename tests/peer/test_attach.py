@@ -13,10 +13,11 @@ import time
 from pathlib import Path
 
 import cireil
+from attachkit import attached_root
 from cireil.runtime.attach.listing import source_of
 from cireil.runtime.attach.state import proxy_running
 from cireil.testing.scripted_llm import ScriptedLLM, reply
-from originalkit import Original, point_engine
+from originalkit import Original
 
 CRON = """\
 [[jobs]]
@@ -36,23 +37,11 @@ schedule = { every = 86400 }
 """
 
 
-def cireil_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cireil", *args], capture_output=True, text=True, timeout=60)
-
-
 def test_the_originals_cron_turns_are_recorded_through_the_proxy(original: Original, tmp_path: Path):
     home = tmp_path / "home"
-    agent_dir = original.init_root(home, "Peer Agent", preset="standard")
-    original.mark_migrations_applied(home)
-    (agent_dir / "workspace" / "notes.md").write_text("one\ntwo\n")
-    (agent_dir / "config" / "cron.toml").write_text(CRON)
     with ScriptedLLM(default=reply.tool_calls(("no-response", {}))) as llm:
-        point_engine(agent_dir, llm.base_url)
-        engine = agent_dir / "config" / "engine.toml"
-        before = engine.read_bytes()
-        attached = cireil_cli("attach", str(agent_dir))
-        assert attached.returncode == 0, attached.stderr
-        try:
+        with attached_root(original, home, "Peer Agent", llm) as agent_dir:
+            (agent_dir / "config" / "cron.toml").write_text(CRON)
             llm.script(
                 reply.tool_calls(("read", {"path": "/workspace/notes.md"}, "call_notes")),
                 reply.tool_calls(("no-response", {}, "call_quiet")),
@@ -79,10 +68,6 @@ def test_the_originals_cron_turns_are_recorded_through_the_proxy(original: Origi
                     lock.close()
             status = json.loads(_get(port, "/cireil/status"))
             assert status["failures"] >= 1 and status["recorded"] >= 3
-        finally:
-            detached = cireil_cli("detach", str(agent_dir))
-        assert detached.returncode == 0, detached.stderr
-        assert engine.read_bytes() == before
         assert proxy_running(agent_dir) is None
 
     agent = cireil.load(agent_dir)

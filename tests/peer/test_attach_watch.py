@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import cireil
+from attachkit import attached_root
 from cireil.runtime.attach.listing import source_of
 from cireil.testing.scripted_llm import ScriptedLLM, reply
 from kernelharness import Kernel
-from originalkit import Original, point_engine
+from originalkit import Original
 
 # how long the original's second model call waits for its reply: the window in which the turn is running
 HELD = 6.0
@@ -36,21 +35,12 @@ def cron_at(moment: datetime) -> str:
     )
 
 
-def cireil_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cireil", *args], capture_output=True, text=True, timeout=60)
-
-
 def test_a_cron_turn_of_the_running_original_is_watched_live_then_forked(original: Original, tmp_path: Path):
     home = tmp_path / "home"
-    agent_dir = original.init_root(home, "Watched Agent", preset="standard")
-    original.mark_migrations_applied(home)
-    (agent_dir / "workspace" / "notes.md").write_text("one\ntwo\n")
-    with ScriptedLLM(default=reply.tool_calls(("no-response", {}))) as llm:
-        point_engine(agent_dir, llm.base_url)
-        engine = agent_dir / "config" / "engine.toml"
-        before = engine.read_bytes()
-        attached = cireil_cli("attach", str(agent_dir))
-        assert attached.returncode == 0, attached.stderr
+    with (
+        ScriptedLLM(default=reply.tool_calls(("no-response", {}))) as llm,
+        attached_root(original, home, "Watched Agent", llm) as agent_dir,
+    ):
         llm.script(
             reply.tool_calls(("read", {"path": "/workspace/notes.md"}, "call_notes")),
             reply.tool_calls(("no-response", {}, "call_quiet"), delay=HELD),
@@ -89,9 +79,6 @@ def test_a_cron_turn_of_the_running_original_is_watched_live_then_forked(origina
                 peer.flush()
         finally:
             kernel.shutdown()
-            detached = cireil_cli("detach", str(agent_dir))
-        assert detached.returncode == 0, detached.stderr
-        assert engine.read_bytes() == before
 
     agent = cireil.load(agent_dir)
     try:
