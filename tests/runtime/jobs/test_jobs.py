@@ -281,6 +281,36 @@ def test_a_broken_file_runs_no_job_and_says_so_at_load(tmp_path, llm):
         agent.close()
 
 
+def test_a_reload_from_another_thread_waits_for_the_file_being_read(setup, monkeypatch):
+    """The loop and %cireil jobs both reload: the second caller saw the file as read and its jobs still empty
+    while the first was reading it (the jobs magic said "no jobs" on a busy machine)."""
+    import cireil.runtime.jobs.job_runner as job_runner
+
+    agent, runner, _ = setup(EVERY)
+    (agent.directory / "config" / "cron.toml").write_text(EVERY.replace("3600", "7200"))
+    reading, go_on = threading.Event(), threading.Event()
+    real = job_runner.load_jobs
+
+    def slow_load(directory):
+        reading.set()
+        go_on.wait(10)
+        return real(directory)
+
+    monkeypatch.setattr(job_runner, "load_jobs", slow_load)
+    first = threading.Thread(target=runner.reload)
+    first.start()
+    assert reading.wait(10)
+    seen = []
+    second = threading.Thread(target=lambda: seen.append((runner.reload(), [j.every for j in runner.jobs])))
+    second.start()
+    second.join(0.3)
+    assert second.is_alive()  # it waits for the read in progress
+    go_on.set()
+    first.join(10)
+    second.join(10)
+    assert seen == [(False, [7200])]
+
+
 def test_the_jobs_magic_lists_and_runs_one_now(tmp_path, llm):
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config

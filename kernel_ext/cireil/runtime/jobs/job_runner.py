@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -75,6 +76,7 @@ class JobRunner:
         self.heartbeat: Heartbeat | None = None
         self._fingerprint: tuple[bytes | None, bytes | None] | None = None
         self._loaded = False
+        self._reloading = threading.Lock()
         self._task: asyncio.Task | None = None
         self._wanted = False  # start() asked for the loop (it begins on the runtime thread a moment later)
         self._runs: set[asyncio.Task] = set()
@@ -97,17 +99,21 @@ class JobRunner:
         return out[0], out[1]
 
     def reload(self, now: datetime | None = None) -> bool:
-        """Re-read cron.toml when it changed (or never was read); every job is armed again. True if re-read."""
-        fingerprint = self._file_fingerprint()
-        if self._loaded and fingerprint == self._fingerprint:
-            return False
-        self._loaded, self._fingerprint = True, fingerprint
-        directory = self.engine.host.directory
-        self.jobs, self.problems = load_jobs(directory)
-        self.heartbeat, heartbeat_problems = load_heartbeat(directory)
-        self.problems += heartbeat_problems
-        self._arm(now or self.clock())
-        return True
+        """Re-read cron.toml when it changed (or never was read); every job is armed again. True if re-read.
+
+        Called from the runtime loop and from the kernel's thread (%cireil jobs): one at a time, and the file
+        counts as read only once its jobs are in place, or a second caller saw no jobs while the first read."""
+        with self._reloading:
+            fingerprint = self._file_fingerprint()
+            if self._loaded and fingerprint == self._fingerprint:
+                return False
+            directory = self.engine.host.directory
+            jobs, problems = load_jobs(directory)
+            heartbeat, heartbeat_problems = load_heartbeat(directory)
+            self.jobs, self.problems, self.heartbeat = jobs, problems + heartbeat_problems, heartbeat
+            self._arm(now or self.clock())
+            self._loaded, self._fingerprint = True, fingerprint
+            return True
 
     def _arm(self, now: datetime) -> None:
         """Every enabled job and the heartbeat at their first time after `now`, as after a start."""
