@@ -7,7 +7,6 @@ import asyncio
 import importlib
 import io
 import mimetypes
-import posixpath
 import shutil
 import sys
 import tarfile
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.secrets import mask
+from ..files.untar import extract_all
 from ..recorder.portable import TURN_LIMIT
 from .matchers import check_calls, regex_search
 from .scenario import PinnedReply, Scenario
@@ -153,32 +153,7 @@ def pack(directory: Path) -> bytes:
 def unpack(data: bytes, target: Path) -> None:
     target.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(target, filter="data")  # the data filter refuses links and paths leaving target
-            return
-        # Python before 3.11.4 (Debian 12's own 3.11.2) has no extraction filters: the same refusals by hand
-        members = tar.getmembers()
-        for member in members:
-            _check_member(member)
-        tar.extractall(target, members=members)
-
-
-def _check_member(member: tarfile.TarInfo) -> None:
-    """What the "data" filter refuses: absolute names, names that climb out of the target, links that lead out
-    of it, and devices or FIFOs."""
-    name = member.name
-    if _leaves(name):
-        raise tarfile.TarError(f"{name!r} would be written outside the folder it is unpacked into")
-    if member.issym() and _leaves(posixpath.join(posixpath.dirname(name), member.linkname)):
-        raise tarfile.TarError(f"{name!r} is a link to {member.linkname!r}, outside the folder it is unpacked into")
-    if member.islnk() and _leaves(member.linkname):
-        raise tarfile.TarError(f"{name!r} is a hard link to {member.linkname!r}, outside the folder")
-    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
-        raise tarfile.TarError(f"{name!r} is a device or a FIFO; an agent copy holds only files, folders and links")
-
-
-def _leaves(name: str) -> bool:
-    return name.startswith(("/", "\\")) or posixpath.normpath(name).split("/")[0] == ".."
+        extract_all(tar, target)  # links and paths leaving target are refused, on every Python 3.11
 
 
 def _to_reply(pinned: PinnedReply) -> Any:
