@@ -76,6 +76,17 @@ def test_attach_then_detach_restores_the_file_byte_for_byte(agent):
     assert "not attached" in cireil("attach", "--status", str(agent)).stdout
 
 
+def test_the_files_mode_goes_back_as_it_was(agent):
+    engine = agent / "config" / "engine.toml"
+    engine.chmod(0o640)
+    assert cireil("attach", str(agent)).returncode == 0
+    assert oct(engine.stat().st_mode & 0o777) == oct(0o640)
+    assert oct((agent / STATE_FILE).stat().st_mode & 0o777) == oct(0o600)  # it holds the file's bytes
+    engine.chmod(0o600)  # changed while attached: the restore puts back the mode it had
+    assert cireil("detach", str(agent)).returncode == 0
+    assert engine.read_bytes() == ENGINE and oct(engine.stat().st_mode & 0o777) == oct(0o640)
+
+
 def test_detach_refuses_to_undo_an_edit_made_while_attached(agent):
     engine = agent / "config" / "engine.toml"
     assert cireil("attach", str(agent)).returncode == 0

@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..files.atomic import atomic_write
 from .capture import Capture, Exchange
 from .recording import RecordingProcess
-from .state import PROXY_FILE, Upstream, provider_of_path, upstreams_for, write_atomic
+from .state import PROXY_FILE, Upstream, provider_of_path, upstreams_for
 from .wire import endpoint_kind
 
 HOP_BY_HOP = frozenset(
@@ -418,7 +419,7 @@ def serve(agent_dir: Path, port: int = 0, out: Any = None) -> int:
     proxy = ProxyServer(agent_dir, port=port).start()
     record = agent_dir / PROXY_FILE
     info = {"pid": os.getpid(), "port": proxy.port, "started": time.time()}
-    write_atomic(record, (json.dumps(info) + "\n").encode(), 0o600)
+    atomic_write(record, (json.dumps(info) + "\n").encode(), mode=0o600, keep_mode=False)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:

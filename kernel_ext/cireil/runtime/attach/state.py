@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
+from ..files.atomic import atomic_write
 from .wire import KINDS
 
 STATE_FILE = "cireil-attach.json"
@@ -131,23 +132,6 @@ def rewrite(agent_dir: Path, data: bytes, port: int) -> bytes:
     if before != after:
         raise AttachError(f"{path}: rewriting apiBase would change other values; the file was left as it was")
     return out
-
-
-def write_atomic(path: Path, data: bytes, mode: int) -> None:
-    """The whole file or none of it: a temporary file beside it, synced, renamed over it."""
-    tmp = path.with_name(f".{path.name}.cireil-{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 def _sha(data: bytes) -> str:
@@ -281,8 +265,8 @@ def attach(agent_dir: Path, port: int = 0) -> list[str]:
             "providers": {n: {"kind": u.kind, "apiBase": u.api_base} for n, u in upstreams.items()},
         }
         # the record first: a crash between the two writes leaves a restorable state, never the reverse
-        write_atomic(agent_dir / STATE_FILE, (json.dumps(state, indent=2) + "\n").encode(), 0o600)
-        write_atomic(path, written, mode)
+        atomic_write(agent_dir / STATE_FILE, (json.dumps(state, indent=2) + "\n").encode(), mode=0o600, keep_mode=False)
+        atomic_write(path, written, mode=mode, keep_mode=False)
     except BaseException:
         (agent_dir / STATE_FILE).unlink(missing_ok=True)
         if started:
@@ -323,7 +307,7 @@ def detach(agent_dir: Path, force: bool = False) -> list[str]:
         path.with_name("engine.toml.attached").write_bytes(current)
         os.chmod(path.with_name("engine.toml.attached"), 0o600)
         lines.append(f"{path} was edited while attached: that version is kept as {path.name}.attached")
-    write_atomic(path, original, int(state.get("mode", 0o600)))
+    atomic_write(path, original, mode=int(state.get("mode", 0o600)), keep_mode=False)
     (agent_dir / STATE_FILE).unlink(missing_ok=True)
     stopped = stop_proxy(agent_dir)
     lines.insert(

@@ -17,17 +17,21 @@ if TYPE_CHECKING:
     from .paths import ResolvedPath
 
 
-def atomic_write(host: Path, data: bytes, *, mode: int | None = None) -> None:
+def atomic_write(host: Path, data: bytes, *, mode: int | None = None, keep_mode: bool = True) -> None:
     """Write through a temporary file in the same folder, then rename over `host`.
 
-    An existing file keeps its permission bits; a new one gets `mode`, or the usual 0666 masked by
-    the umask. Parent folders are created.
+    An existing file keeps its permission bits (with keep_mode=False it gets `mode` too: a file restored as it
+    was, or one that must stay private); a new one gets `mode`, or the usual 0666 masked by the umask. Parent
+    folders are created.
     """
     host.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        keep = stat.S_IMODE(os.stat(host).st_mode)
-    except FileNotFoundError:
-        keep = mode if mode is not None else 0o666 & ~current_umask()
+    if mode is not None and not keep_mode:
+        keep = mode
+    else:
+        try:
+            keep = stat.S_IMODE(os.stat(host).st_mode)
+        except FileNotFoundError:
+            keep = mode if mode is not None else 0o666 & ~current_umask()
     tmp = str(host.parent / safefs.temp_name())  # a reserved name: swept at the next load if we die here
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
