@@ -87,21 +87,61 @@ def _as_sent(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-class Capture:
+class ExchangeSink:
+    """What the proxy hands each exchange to once its reply went out (Capture on a thread here, or
+    recording.py's RecordingProcess in a process of its own): `submit` never blocks and never raises; when the
+    queue is full the exchange is dropped (it was forwarded all the same) and that is said once."""
+
+    def __init__(self, log: Any) -> None:
+        self.log = log or sys.stderr
+        self.dropped = 0
+        self._told: set[str] = set()
+        self._queue: queue.Queue[Exchange | None] = queue.Queue(QUEUE_LIMIT)
+
+    def submit(self, exchange: Exchange) -> None:
+        try:
+            self._queue.put_nowait(exchange)
+            self._accepted()
+        except queue.Full:
+            self.dropped += 1
+            self._say("queue", f"recording fell behind: {self.dropped} exchange(s) dropped (forwarded all the same)")
+        except Exception:  # nothing may reach the forward
+            self.dropped += 1
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Wait until every submitted exchange is settled (recorded, failed, or lost with its recorder)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._settled():
+                return True
+            time.sleep(0.005)
+        return False
+
+    def _accepted(self) -> None:
+        """An exchange joined the queue."""
+
+    def _settled(self) -> bool:
+        raise NotImplementedError
+
+    def _say(self, what: str, line: str) -> None:
+        if what not in self._told:
+            self._told.add(what)
+            with contextlib.suppress(Exception):  # a closed log must not stop recording
+                print(f"cireil proxy: {line}", file=self.log, flush=True)
+
+
+class Capture(ExchangeSink):
     """Records exchanges into `<agent_dir>/cireil-recordings.db` on a thread of its own."""
 
     def __init__(self, agent_dir: Path, *, settings: RecorderSettings | None = None, log: Any = None) -> None:
+        super().__init__(log)
         self.agent_dir = agent_dir
-        self.log = log or sys.stderr
         self._given = settings
         self.settings = settings or RecorderSettings()
         self.store: RecordingStore | None = None
         self.problem: str | None = None
-        self.dropped = 0
         self.recorded = 0  # exchanges recorded as steps
         self.failures = 0
-        self._told: set[str] = set()
-        self._queue: queue.Queue[Exchange | None] = queue.Queue(QUEUE_LIMIT)
         self._open: dict[str, _OpenTurn] = {}
         self._thread = threading.Thread(target=self._run, name="cireil-proxy-capture", daemon=True)
         self._started = False
@@ -118,24 +158,11 @@ class Capture:
         return self
 
     def submit(self, exchange: Exchange) -> None:
-        """Never blocks, never raises: the proxy calls it after the reply went out."""
-        try:
-            self.idle.clear()
-            self._queue.put_nowait(exchange)
-        except queue.Full:
-            self.dropped += 1
-            self._say("queue", f"recording fell behind: {self.dropped} exchange(s) dropped (forwarded all the same)")
-        except Exception:  # nothing may reach the forward
-            self.dropped += 1
+        self.idle.clear()
+        super().submit(exchange)
 
-    def drain(self, timeout: float = 10.0) -> bool:
-        """Wait until every submitted exchange was recorded (or failed)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._queue.unfinished_tasks == 0:
-                return True
-            time.sleep(0.005)
-        return False
+    def _settled(self) -> bool:
+        return self._queue.unfinished_tasks == 0
 
     def stop(self) -> None:
         """Record what is queued, close the open turns as unfinished, close the store."""
@@ -163,12 +190,6 @@ class Capture:
             self.problem = f"recording is off: {exc}; forwarding only"
         if self.problem:
             self._say("open", self.problem)
-
-    def _say(self, what: str, line: str) -> None:
-        if what not in self._told:
-            self._told.add(what)
-            with contextlib.suppress(Exception):  # a closed log must not stop recording
-                print(f"cireil proxy: {line}", file=self.log, flush=True)
 
     def _run(self) -> None:
         while True:

@@ -18,17 +18,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import IO, Any
 
-from .capture import QUEUE_LIMIT, Capture, Exchange
+from .capture import Capture, Exchange, ExchangeSink
 
 RESTARTS = 3
 _BLOBS = ("request", "reply")
@@ -71,24 +69,21 @@ class _Child:
         self.reader: threading.Thread | None = None
 
 
-class RecordingProcess:
+class RecordingProcess(ExchangeSink):
     """What the proxy sees of its recorder (the same face as `Capture`): submit, drain, stop and the counters."""
 
     def __init__(self, agent_dir: Path, *, log: Any = None) -> None:
+        super().__init__(log)
         self.agent_dir = Path(agent_dir)
-        self.log = log or sys.stderr
         self.problem: str | None = None
-        self.dropped = 0
         self.recorded = 0
         self.failures = 0
         self.restarts = 0
         self._submitted = 0
         self._done = 0  # exchanges a recorder finished (recorded, failed or left out)
         self._lost = 0  # exchanges submitted that no recorder will finish (it died, or none could start)
-        self._queue: queue.Queue[Exchange | None] = queue.Queue(QUEUE_LIMIT)
         self._child: _Child | None = None
         self._sender = threading.Thread(target=self._send, name="cireil-proxy-recorder", daemon=True)
-        self._told: set[str] = set()
         self._started = False
 
     # -- the proxy's side --------------------------------------------------------------------------
@@ -99,25 +94,11 @@ class RecordingProcess:
             self._sender.start()
         return self
 
-    def submit(self, exchange: Exchange) -> None:
-        """Never blocks, never raises: the proxy calls it after the reply went out."""
-        try:
-            self._queue.put_nowait(exchange)
-            self._submitted += 1
-        except queue.Full:
-            self.dropped += 1
-            self._say("queue", f"recording fell behind: {self.dropped} exchange(s) dropped (forwarded all the same)")
-        except Exception:  # nothing may reach the forward
-            self.dropped += 1
+    def _accepted(self) -> None:
+        self._submitted += 1
 
-    def drain(self, timeout: float = 10.0) -> bool:
-        """Wait until every submitted exchange was recorded, failed, or was lost with a recorder that died."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._done + self._lost >= self._submitted:
-                return True
-            time.sleep(0.005)
-        return False
+    def _settled(self) -> bool:
+        return self._done + self._lost >= self._submitted
 
     def stop(self) -> None:
         """Record what is queued, let the recorder close its open turns and exit."""
@@ -207,12 +188,6 @@ class RecordingProcess:
             if message.get("done"):
                 child.done += 1
                 self._done += 1
-
-    def _say(self, what: str, line: str) -> None:
-        if what not in self._told:
-            self._told.add(what)
-            with contextlib.suppress(Exception):
-                print(f"cireil proxy: {line}", file=self.log, flush=True)
 
 
 class _Lines:
