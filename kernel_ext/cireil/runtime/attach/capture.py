@@ -87,6 +87,26 @@ def _as_sent(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def skeleton(body: dict, seen: set[str], new: list[tuple[str, str]]) -> dict:
+    """The body with its messages and tools replaced by blob hashes (in the order sent, keys as sent, secrets
+    masked); each blob not in `seen` yet is added to it and to `new` as (hash, text)."""
+    request: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in LISTS and isinstance(value, list):
+            hashes = []
+            for item in value:
+                text = _as_sent(mask_data(item))
+                digest = blob_hash(text)
+                if digest not in seen:
+                    seen.add(digest)
+                    new.append((digest, text))
+                hashes.append(digest)
+            request[key] = hashes
+        else:
+            request[key] = mask_data(value)
+    return request
+
+
 class ExchangeSink:
     """What the proxy hands each exchange to once its reply went out (Capture on a thread here, or
     recording.py's RecordingProcess in a process of its own): `submit` never blocks and never raises; when the
@@ -276,7 +296,7 @@ class Capture(ExchangeSink):
         turn.n += 1
         turn.touched = time.monotonic()
         new: list[tuple[str, str]] = []
-        request = self._skeleton(turn, body, new)
+        request = skeleton(body, turn.seen, new)
         reply["wire"] = self._wire(turn, body, raw_text, ex.request, new)
         reply = mask_data(reply)
         for key, value in (reply.get("usage") or {}).items():
@@ -302,24 +322,6 @@ class Capture(ExchangeSink):
             turn.ended = ended
             self._close(store, turn, ended)
             self._open.pop(where.session, None)
-
-    def _skeleton(self, turn: _OpenTurn, body: dict, new: list[tuple[str, str]]) -> dict:
-        """The body with its messages and tools replaced by blob hashes (in the order sent, keys as sent)."""
-        request = {}
-        for key, value in body.items():
-            if key in LISTS and isinstance(value, list):
-                hashes = []
-                for item in value:
-                    text = _as_sent(mask_data(item))
-                    digest = blob_hash(text)
-                    if digest not in turn.seen:
-                        turn.seen.add(digest)
-                        new.append((digest, text))
-                    hashes.append(digest)
-                request[key] = hashes
-            else:
-                request[key] = mask_data(value)
-        return request
 
     def _wire(self, turn: _OpenTurn, body: dict, raw_text: str, raw: bytes, new: list[tuple[str, str]]) -> dict:
         """What proves the stored body is the sent one: the bytes' sha256 and size, and whether the body rebuilt

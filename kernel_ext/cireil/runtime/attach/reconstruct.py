@@ -31,12 +31,11 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ..base.secrets import mask_data
-from ..recorder.recording import blob_hash
-from ..recorder.store import LISTS, RecordingStore
+from ..recorder.store import RecordingStore
 from ..sessions.errors import SessionError
 from ..sessions.rowids import stored_id
 from ..sessions.state import Session, platform_of
-from .capture import terminal
+from .capture import skeleton, terminal
 
 SLACK = 60.0  # seconds around a stored turn within which a proxy-recorded turn of its session is the same turn
 NOT_STORED = {"notStored": "sessions.db has no toolResponse for this call"}
@@ -160,25 +159,6 @@ def _user(message: dict) -> dict | None:
 
 def _as_sent(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _skeleton(body: dict, seen: set[str], new: list[tuple[str, str]]) -> dict:
-    """The body with its messages and tools as blob hashes (as capture.py stores a forwarded one)."""
-    request: dict[str, Any] = {}
-    for key, value in body.items():
-        if key in LISTS and isinstance(value, list):
-            hashes = []
-            for item in value:
-                text = _as_sent(mask_data(item))
-                digest = blob_hash(text)
-                if digest not in seen:
-                    seen.add(digest)
-                    new.append((digest, text))
-                hashes.append(digest)
-            request[key] = hashes
-        else:
-            request[key] = mask_data(value)
-    return request
 
 
 def streamed_body(prepared: Any) -> dict:
@@ -333,9 +313,9 @@ def _record(
             took = _gap(message, response) or 0.0
             calls.append((i, call["id"], call["name"], _as_sent(arguments), _as_sent(result), took, None))
         new: list[tuple[str, str]] = []
-        skeleton = _skeleton(streamed_body(prepared), seen, new)
+        request = skeleton(streamed_body(prepared), seen, new)
         latency = _gap(history[position - 1], message)
-        built.append((skeleton, mask_data(reply), new, prepared.estimate, latency, calls))
+        built.append((request, mask_data(reply), new, prepared.estimate, latency, calls))
     assert first is not None  # a turn has at least one model call (reconstruct skips the others)
     origin = {
         "production": {
@@ -355,8 +335,8 @@ def _record(
     }
     user_part = mask_data(_user(user))
     turn_id = store.begin_turn(row_id, first.model_request.model, first.provider.name, user_part, origin, started=began)
-    for n, (skeleton, reply, new, estimate, latency, calls) in enumerate(built, start=1):
-        store.write_step(turn_id, n, skeleton, reply, new, estimate, None, latency, calls)
+    for n, (request, reply, new, estimate, latency, calls) in enumerate(built, start=1):
+        store.write_step(turn_id, n, request, reply, new, estimate, None, latency, calls)
     ended = terminal(built[-1][1]) or "unfinished"
     last = _when(history[end - 1])
     store.end_turn(turn_id, ended, None, usage, max(0.0, (last or began) - began))
