@@ -18,27 +18,11 @@
 //                                 query-sessions) with the context it reads: the agent's database
 // Closing stdin ends the process.
 
-import { Console } from "node:console";
+import { describe, emit } from "../tests/peer/driver/protocol.mts";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import readline from "node:readline";
 import { pathToFileURL } from "node:url";
-
-const writeProtocol = process.stdout.write.bind(process.stdout);
-process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
-const errConsole = new Console({ stderr: process.stderr, stdout: process.stderr });
-for (const name of ["log", "info", "debug", "warn", "error", "trace", "dir", "table"] as const) {
-  // the original's logger calls console.* at each call: rebinding the methods reaches it
-  (console as unknown as Record<string, unknown>)[name] = errConsole[name].bind(errConsole);
-}
-
-function emit(message: Record<string, unknown>): void {
-  writeProtocol(`${JSON.stringify(message)}\n`);
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
 
 interface BenchConfig {
   src: string;

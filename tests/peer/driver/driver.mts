@@ -23,7 +23,7 @@
 //        Any op may name "agent" (default: the config's slug, else the only agent). SIGINT/SIGTERM stop it
 //        through the original's own shutdown hooks (flushAllSessions, scheduler stop); so does stdin closing.
 
-import { Console } from "node:console";
+import { describe, emit } from "./protocol.mts";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { register } from "node:module";
@@ -47,28 +47,6 @@ interface DriverConfig {
     apiKey?: string;
     discord?: { token: string; ownerId: string };
   };
-}
-
-// -- stdout is the protocol's alone -------------------------------------------------------------------
-const writeProtocol = process.stdout.write.bind(process.stdout);
-const toStderr = process.stderr.write.bind(process.stderr);
-process.stdout.write = toStderr as typeof process.stdout.write;
-const errConsole = new Console({ stderr: process.stderr, stdout: process.stderr });
-for (const name of ["log", "info", "debug", "warn", "error", "trace", "dir", "table"] as const) {
-  // the original's logger calls console.* at each call: rebinding the methods reaches it
-  (console as unknown as Record<string, unknown>)[name] = errConsole[name].bind(errConsole);
-}
-
-function emit(message: Record<string, unknown>): void {
-  writeProtocol(`${JSON.stringify(message)}\n`);
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause === undefined ? "" : ` (cause: ${describe(error.cause)})`;
-    return `${error.name}: ${error.message}${cause}`;
-  }
-  return String(error);
 }
 
 const rawConfig = process.env["CIREIL_DRIVER_CONFIG"];
