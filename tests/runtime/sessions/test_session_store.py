@@ -162,6 +162,20 @@ def test_target_last_is_resolved_as_the_original_does(store):
     assert store.last_active() == "discord:1"
 
 
+def test_target_last_follows_a_new_time_alone_after_the_sweep(store):
+    """The times come from the side index: a new time of the same length with the history as it was (a Discord
+    turn of the original that failed) is seen once the sweep of that write is done."""
+    say(store, "discord:1", user_message("a"))
+    say(store, "discord:2", user_message("b"))
+    discord_activity(store, "discord:1", "2026-01-03T00:00:00.000Z")
+    discord_activity(store, "discord:2", "2026-01-02T00:00:00.000Z")
+    assert store.last_active() == "discord:1"
+    discord_activity(store, "discord:2", "2026-01-04T00:00:00.000Z")
+    store.list_sessions()  # the write is noticed; its times are read off this thread
+    assert store.wait_for_index(10)
+    assert store.last_active() == "discord:2"
+
+
 def test_commit_is_all_or_nothing(store):
     session = say(store, "s:1", user_message("kept"))
     good = user_at("new", "2030-01-01T00:00:00+00:00")

@@ -586,13 +586,23 @@ class SessionStore(SideIndex):
 
     def last_active(self) -> str | None:
         """Target "last" as the original resolves it (agent/index.ts resolveTarget): the loaded session with the
-        latest activity, the first loaded (row order) on a tie; rows it skips at load (another channel) out."""
+        latest activity, the first loaded (row order) on a tie; rows it skips at load (another channel) out.
+
+        The activities come from the side index once it holds every row: sessions.db stores last_activity after
+        the history, so reading it there walks every history's overflow pages (60 ms at 283 MB, for each
+        respond to "last" and each job run there). The index follows each row whose history changed at once,
+        and a new time alone (a Discord turn of the original that failed) after its sweep, a moment later."""
         best: tuple[float, str] | None = None
+        self.refresh_index()
         with self._lock:
-            rows = self._db.execute(
-                "SELECT id, last_activity FROM sessions WHERE channel IN ('discord', 'matrix', 'tui', 'internal')"
-                " ORDER BY rowid"
-            ).fetchall()
+            loaded = " WHERE channel IN ('discord', 'matrix', 'tui', 'internal') ORDER BY rowid"
+            ids = [row_id for (row_id,) in self._db.execute(f"SELECT id FROM sessions{loaded}")]
+            builder = self._builder
+            known = dict(self.side.execute("SELECT session_id, last_activity FROM indexed_sessions").fetchall())
+            if (builder is None or builder.finished) and all(row_id in known for row_id in ids):
+                rows = [(row_id, known[row_id]) for row_id in ids]
+            else:  # the first index is being built: read from sessions.db
+                rows = self._db.execute(f"SELECT id, last_activity FROM sessions{loaded}").fetchall()
         for row_id, activity in rows:
             if isinstance(row_id, BadText) or isinstance(activity, BadText):
                 continue
