@@ -64,9 +64,9 @@ def test_every_cell_carries_its_interval_pass_hat_k_and_flaky_mark_in_text_json_
     low, high = wilson_reference(7, 10)
     assert (round(low, 4), round(high, 4)) == (0.3968, 0.8922)  # Newcombe (1998) table I, 7/10 (hand-checked)
     grid = report.grid_text().splitlines()
-    assert grid[1].startswith("notes") and "7/10 70% [40–89%] pass^10 0% flaky" in grid[1]
-    assert "10/10 100% [72–100%] pass^10 100%" in grid[1] and "flaky" not in grid[1].split("10/10")[1]
-    assert "0/10 0% [0–28%] pass^10 0%" in grid[2]
+    assert grid[1].startswith("notes") and "7/10 70% [40–89%] pass@10 100% pass^10 0% flaky" in grid[1]
+    assert "10/10 100% [72–100%] pass@10 100% pass^10 100%" in grid[1] and "flaky" not in grid[1].split("10/10")[1]
+    assert "0/10 0% [0–28%] pass@10 0% pass^10 0%" in grid[2]
     assert "17/30 runs passed (57%), 95% interval [39–73%]" in report.summary()
 
     report.write_json(tmp_path / "r.json")
@@ -101,7 +101,7 @@ def test_a_result_file_of_the_older_shape_still_loads_and_gets_intervals(tmp_pat
     (tmp_path / "old.json").write_text(json.dumps(data))
     loaded = EvalReport.load(tmp_path / "old.json")
     assert loaded.k == 4  # no repeat recorded: the runs of its cells
-    assert "3/4 75% [30–95%] pass^4 0% flaky" in loaded.grid_text()
+    assert "3/4 75% [30–95%] pass@4 100% pass^4 0% flaky" in loaded.grid_text()
 
 
 def test_variants_are_compared_with_the_baseline_under_the_grid():

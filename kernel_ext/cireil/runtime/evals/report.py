@@ -80,12 +80,12 @@ class Cell:
         return stats.pass_hat_k(self.passed, len(self.runs), k) if k > 0 else None
 
     def stats_label(self, k: int) -> str:
-        """Compact: `7/10 70% [40–89%] pass^10 0% flaky`."""
+        """Compact: `7/10 70% [40–89%] pass@10 100% pass^10 0% flaky`."""
         if not self.runs:
             return "-"
         line = f"{self.label()} {percent(self.rate)} {interval_text(self.interval)}"
         if k > 1:
-            line += f" pass^{k} {percent(self.pass_hat(k))}"
+            line += f" pass@{k} {percent(self.pass_at(k))} pass^{k} {percent(self.pass_hat(k))}"
         return line + (" flaky" if self.flaky else "")
 
     def stats_dict(self, k: int) -> dict[str, Any]:
@@ -188,7 +188,7 @@ class EvalReport:
 
     # -- text ---------------------------------------------------------------------------------------
     def grid_text(self) -> str:
-        """Per scenario (rows) and variant (columns): passes/runs, rate, its 95% Wilson interval, pass^k, a
+        """Per scenario (rows) and variant (columns): passes/runs, rate, its 95% Wilson interval, pass@k, pass^k, a
         flaky mark, mean tokens and seconds per run."""
         head = ["scenario", *self.variants]
         rows = [head]
