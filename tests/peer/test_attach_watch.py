@@ -47,14 +47,14 @@ def test_a_cron_turn_of_the_running_original_is_watched_live_then_forked(origina
         )
         kernel = Kernel(cwd=tmp_path)
         try:
-            kernel.run(f"%load_ext cireil\n%cireil load {agent_dir}")
-            watching = kernel.submit("%cireil watch")
-            kernel.wait_started(watching)
-            # the job fires from the original's own scheduler, not from the driver: far enough ahead that its
-            # startup (a few seconds) is over, or the scheduler skips a one-shot job already past
-            fires = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=25)
-            (agent_dir / "config" / "cron.toml").write_text(cron_at(fires))
             with original.start(home) as peer:
+                kernel.run(f"%load_ext cireil\n%cireil load {agent_dir}")
+                watching = kernel.submit("%cireil watch")
+                kernel.wait_started(watching)
+                # the job fires from the original's own scheduler, not from the driver: `run` reloads it when
+                # cron.toml changes; a few seconds ahead, or the scheduler skips a one-shot job already past
+                fires = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=8)
+                (agent_dir / "config" / "cron.toml").write_text(cron_at(fires))
                 first = kernel.wait_for_display(watching, "display_data", "production turn", timeout=90)
                 shown_at = time.monotonic()
                 text = first["content"]["data"]["text/plain"]
