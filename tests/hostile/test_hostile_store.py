@@ -100,6 +100,21 @@ def test_a_row_whose_id_is_not_utf8_is_listed_unreadable(tmp_path):
         store.close()
 
 
+def test_a_row_made_unreadable_while_cireil_runs_is_named_at_the_next_look(tmp_path):
+    """The look after another process wrote reads the history's length alone and then each changed row whole,
+    by its id: a row whose new id is not UTF-8 cannot be named that way, and is taken as it was scanned."""
+    db_path = three_sessions(tmp_path)
+    store = SessionStore.for_agent(tmp_path)
+    try:
+        assert store.load_notes() == []
+        edit(db_path, "UPDATE sessions SET id = CAST(X'696E7465726E616CFF' AS TEXT) WHERE id = 'internal:notebook:b'")
+        listed = {s["id"] for s in store.list_sessions()}
+        assert {"notebook:a", "notebook:c"} <= listed and "notebook:b" not in listed
+        assert any("id is not valid UTF-8" in note for note in store.unreadable())
+    finally:
+        store.close()
+
+
 def test_a_bad_row_does_not_stop_the_agent_or_its_session_tools(tmp_path):
     agent_dir = make_agent(tmp_path, "list-sessions = true\nread-session = true\nquery-sessions = true\n")
     db_path = three_sessions(agent_dir)

@@ -9,10 +9,9 @@ What SQLite offers for telling which rows another process changed, measured on a
     fills its type and offset cache without any I/O): ~2 us a row and column, at 3 MB as at 283 MB.
 So a row's fingerprint is its rowid, the byte lengths of history, opened_files, last_activity and
 active_file_sections (a blob handle each) and its meta's length and channel (both stored before the history:
-on the row's first page). A load and the first look after another connection wrote (PRAGMA data_version) take
-the quick form: the history's length alone and the other columns' types, 2-4 ms for every row at 283 MB, 0.3 ms
-at 3 MB; after a load, a background sweep compares the whole form (a hand edit of any one column is looked at
-again there, sideindex._apply_whole). Nothing cheaper tells which rows changed:
+on the row's first page). A load compares all of it (a hand edit of any one column is looked at again); after
+another connection wrote (PRAGMA data_version), a quick scan reads the history's length alone and the other
+columns' types: 2-4 ms for every row at 283 MB, 0.3 ms at 3 MB. Nothing cheaper tells which rows changed:
 SQLite keeps no change marker that outlives a connection, and the original writes rows, nothing else.
 
 The original rewrites the whole row at each save (upstream-formats §4.1, §6.1), and a save follows a change of

@@ -428,7 +428,6 @@ class ActivitySweep:
         self._side = side  # the side file, read by the sweep's own connection (None: it is in memory)
         self._flag = threading.Lock()  # `_again` and `_thread` change together under it (never the store's lock)
         self._again = False
-        self._whole = False
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._wake = threading.Event()  # a request came (or stop): the waiting thread goes on
@@ -443,11 +442,10 @@ class ActivitySweep:
         stop.set()
         wake.set()
 
-    def request(self, *, whole: bool = False) -> None:
-        """Sweep (again) soon; whole: also compare every row's whole fingerprint (after a load's quick look)."""
+    def request(self) -> None:
+        """Sweep (again) soon."""
         with self._flag:
             self._again = True
-            self._whole = self._whole or whole
             self._idle.clear()
             self._wake.set()
             if self._thread is None and not self._stop.is_set():
@@ -468,29 +466,27 @@ class ActivitySweep:
         """Until every request so far is swept (or the sweep ended); True when it is."""
         return self._idle.wait(timeout) or self._thread is None
 
-    def _next(self) -> bool | None:
-        """Once a request is pending, whether it asks for the whole look; None when the thread is to end
-        (stopped, or idle too long)."""
+    def _next(self) -> bool:
+        """True once a request is pending; False when the thread is to end (stopped, or idle too long)."""
         while True:
             if self._stop.wait(self.DELAY):
-                return None
+                return False
             with self._flag:
                 if self._again:
                     self._again = False
-                    whole, self._whole = self._whole, False
-                    return whole
+                    return True
                 self._wake.clear()
                 self._idle.set()
             if not self._wake.wait(self.IDLE):
                 with self._flag:
                     if not self._again:
                         self._thread = None
-                        return None
+                        return False
 
     def _run(self) -> None:
         db = None
         try:
-            while (whole := self._next()) is not None:
+            while self._next():
                 if db is None:
                     db = self._reading = self._connect()
                     if self._side is not None:
@@ -499,11 +495,8 @@ class ActivitySweep:
                 store = self._store()
                 if store is None or self._stop.is_set():
                     return
-                scanned = headers.fingerprints(db, store._columns) if whole else None
                 with store._lock:
                     store._apply_activity(rows)
-                    if scanned is not None:
-                        store._apply_whole(scanned)
                 del store
         except Exception as exc:  # kept; the next foreign write asks again
             if not self._stop.is_set():  # not the interrupt of stop()

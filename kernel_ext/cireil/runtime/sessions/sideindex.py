@@ -356,17 +356,21 @@ class SideIndex(Pages):
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if version == self._data_version:
                 return
-            # the history lengths tell the original's saves (it rewrites the history whenever it saves); every
-            # other column's length, for a hand edit of one of them alone, is compared after a load by the sweep
-            # below, off this thread (four blob handles a row instead of one: most of a warm load's time)
-            loading = self._data_version is None
-            rows = headers.fingerprints(self._db, self._columns, quick=True)
+            # after another connection wrote, the history lengths tell its saves (the original rewrites the history
+            # whenever it saves); a load looks at every column's length, for a hand edit of one of them alone: an
+            # unreadable row is named at load, not a moment later
+            quick = self._data_version is not None
+            rows = headers.fingerprints(self._db, self._columns, quick=quick)
             indexed = dict(self.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
             builder = self._builder
             building = builder.pending if builder is not None and builder.running() else set()
             stale = [(rid, fp, size) for rid, (fp, size) in rows.items() if not headers.matches(indexed.get(rid), fp)]
-            if stale:  # what is stored is the whole fingerprint
-                whole = {rid: headers.fingerprint(self._db, self._columns, rid) for rid, _, _ in stale}
+            if quick and stale:  # what is stored is the whole fingerprint
+                # a row whose id is not UTF-8 cannot be named in a query: it is indexed as unreadable as scanned
+                whole = {
+                    rid: (fp, size) if isinstance(rid, BadText) else headers.fingerprint(self._db, self._columns, rid)
+                    for rid, fp, size in stale
+                }
                 stale = [(rid, found[0], found[1]) for rid, found in whole.items() if found is not None]
             later = [rid for rid, _, _ in stale if rid in building]
             stale = [item for item in stale if item[0] not in building]
@@ -410,12 +414,10 @@ class SideIndex(Pages):
                     return
             if background:
                 self._build_in_background(background)
-            if loading and indexed:
-                # what a quick fingerprint leaves out, and the one change a fingerprint can miss that list-sessions
-                # shows (last_activity), are looked for off this thread
-                self._sweep_activity(whole=True)
-            elif self._data_version is not None:
-                self._sweep_activity()  # another process wrote since the last look: its last_activity values
+            if self._data_version is not None or len(indexed) > len(stale):
+                # another process wrote since the last look (or this is a load with an index from before): the
+                # one change a fingerprint can miss that list-sessions shows is looked for off this thread
+                self._sweep_activity()
             self._data_version = version
 
     def _build_in_background(self, rows: list[tuple[str, int]]) -> None:
@@ -449,34 +451,11 @@ class SideIndex(Pages):
             builder.stop(timeout=0)
             self._data_version = None
 
-    def _sweep_activity(self, *, whole: bool = False) -> None:
+    def _sweep_activity(self) -> None:
         if self._sweep is None:
             path = self.side.execute("PRAGMA database_list").fetchone()[2]  # '' for a side file in memory
             self._sweep = ActivitySweep(self, self._reader_connection, Path(path) if path else None)
-        self._sweep.request(whole=whole)
-
-    def _apply_whole(self, scanned: dict[str, tuple[str, int]]) -> None:
-        """The sweep's whole fingerprints (every column's length), taken after a load whose own look was quick:
-        a row whose stored fingerprint differs (a hand edit of one column alone) is indexed again, as it is now
-        (the store's lock is held)."""
-        indexed = dict(self.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
-        builder = self._builder
-        building = builder.pending if builder is not None and builder.running() else set()
-        differ = [
-            rid
-            for rid, (fp, _) in scanned.items()
-            if rid in indexed and rid not in building and not isinstance(rid, BadText) and indexed[rid] != fp
-        ]
-        if not differ:
-            return
-        try:
-            with self._side_transaction() as side:
-                for rid in differ:
-                    now = headers.fingerprint(self._db, self._columns, rid)  # as it is now, not as swept
-                    if now is not None and now[0] != indexed[rid]:
-                        self._reindex_row(side, rid, now[0], append=False)
-        except sqlite3.Error:
-            self._data_version = None  # looked at again, whole, at the next refresh
+        self._sweep.request()
 
     def _apply_activity(self, rows: list[tuple[str, Any]]) -> None:
         """The sweep's last_activity values, where they differ from the indexed ones (the store's lock is held)."""
