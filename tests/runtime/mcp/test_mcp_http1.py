@@ -35,8 +35,11 @@ def each_request(data: Callable[[int], bytes], *, close: bool = False) -> Callab
 
     def script(conn: socket.socket, n: int) -> None:
         while server_of[0].read_request(conn) is not None:
-            conn.sendall(data(count[0]))
+            # counted before the answer goes out: the client's next request, on a new connection, may reach
+            # another thread of the server before this one runs again
+            k = count[0]
             count[0] += 1
+            conn.sendall(data(k))
             if close:
                 return
 
