@@ -145,6 +145,8 @@ class RowText:
             if any(id(m) in committed for m in tail[cut:]):
                 return None  # a committed message after one still in a turn: rare, encoded whole
             tail = tail[:cut]
+        if not tail and order is self.order and self.text is not None and not any(k in self.kept for k in touched):
+            return self._unchanged(cursor)
         texts, ups, written = list(self.texts), list(self.ups), list(self.written)
         kept, extras = dict(self.kept), dict(self.extras)
         refs: list[tuple[str, str]] = []
@@ -212,6 +214,28 @@ class RowText:
         same = first_change is None and len(texts) == len(self.texts) and self.text is not None
         plan.history_text = self.text if same else array_text(texts)  # a call that changed nothing
         plan.hasher = self._hash_after(plan, len(self.texts))
+        return plan
+
+    def _unchanged(self, cursor: int) -> Plan:
+        """The write of a history with nothing new to store (a tool call that changed no message): what is kept
+        stands as it is, nothing copied (a long session's kept lists are thousands of entries)."""
+        plan = Plan(
+            self.texts,
+            self.ups,
+            self.written,
+            self.kept,
+            self.order,
+            self.flags,
+            self.extras,
+            [],
+            self.written_ids,
+            None,
+            sum(self.flags[:cursor]),
+            self.conv,
+            appended_only=True,
+        )
+        plan.history_text = self.text or ""
+        plan.hasher = self.hasher
         return plan
 
     def _whole(self, history: list[dict], cursor: int, committed: set[int] | None, encode: Encode) -> Plan:
