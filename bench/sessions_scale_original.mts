@@ -18,18 +18,15 @@
 //                                 query-sessions) with the context it reads: the agent's database
 // Closing stdin ends the process.
 
-import { describe, emit } from "../tests/peer/driver/protocol.mts";
+import { describe, emit, type Op, serveOps } from "../tests/peer/driver/protocol.mts";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import readline from "node:readline";
 import { pathToFileURL } from "node:url";
 
 interface BenchConfig {
   src: string;
   slug: string;
 }
-
-type Op = Record<string, unknown> & { op?: string; id?: unknown };
 
 async function main(): Promise<void> {
   const raw = process.env["CIREIL_BENCH_CONFIG"];
@@ -121,26 +118,7 @@ async function main(): Promise<void> {
   }
 
   emit({ ready: true });
-  const lines = readline.createInterface({ input: process.stdin });
-  lines.on("close", () => {
-    process.exit(0);
-  });
-  let chain = Promise.resolve();
-  lines.on("line", (line) => {
-    if (line.trim().length === 0) {
-      return;
-    }
-    chain = chain.then(async () => {
-      let op: Op = {};
-      try {
-        op = JSON.parse(line) as Op;
-        const result = await handle(op);
-        emit({ ok: true, ...(op.id === undefined ? {} : { id: op.id }), ...result });
-      } catch (error) {
-        emit({ error: describe(error), ok: false, ...(op.id === undefined ? {} : { id: op.id }) });
-      }
-    });
-  });
+  serveOps(handle, () => process.exit(0));
 }
 
 try {

@@ -23,12 +23,11 @@
 //        Any op may name "agent" (default: the config's slug, else the only agent). SIGINT/SIGTERM stop it
 //        through the original's own shutdown hooks (flushAllSessions, scheduler stop); so does stdin closing.
 
-import { describe, emit } from "./protocol.mts";
+import { describe, emit, type Op, serveOps } from "./protocol.mts";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { register } from "node:module";
 import path from "node:path";
-import readline from "node:readline";
 import { pathToFileURL } from "node:url";
 
 interface DriverConfig {
@@ -153,8 +152,6 @@ interface DriverState {
   discordStarted: string[];
   snowflake(): string;
 }
-
-type Op = Record<string, unknown> & { op?: string; id?: unknown };
 
 async function runServe(): Promise<void> {
   const { runCommand } = await import(at("cli/run-command.ts"));
@@ -404,27 +401,14 @@ async function runServe(): Promise<void> {
 
   emit({ agents: [...harness.agents.keys()], asked: prompts.asked, discord: state.discordStarted, ready: true });
 
-  const lines = readline.createInterface({ input: process.stdin });
-  lines.on("close", () => {
-    // whoever drives this went away: stop as on Ctrl-C, through the original's shutdown hooks
-    process.kill(process.pid, "SIGINT");
-  });
-  let chain = Promise.resolve();
-  lines.on("line", (line) => {
-    if (line.trim().length === 0) {
-      return;
-    }
-    chain = chain.then(async () => {
-      let op: Op = {};
-      try {
-        op = JSON.parse(line) as Op;
-        const result = await handle(op);
-        emit({ ok: true, op: op.op, ...(op.id === undefined ? {} : { id: op.id }), ...result });
-      } catch (error) {
-        emit({ error: describe(error), ok: false, op: op.op, ...(op.id === undefined ? {} : { id: op.id }) });
-      }
-    });
-  });
+  serveOps(
+    handle,
+    () => {
+      // whoever drives this went away: stop as on Ctrl-C, through the original's shutdown hooks
+      process.kill(process.pid, "SIGINT");
+    },
+    true,
+  );
 }
 
 const mode = process.argv[2];

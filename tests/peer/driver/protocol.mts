@@ -4,6 +4,7 @@
 // in place before any of the original's modules loads.
 
 import { Console } from "node:console";
+import readline from "node:readline";
 
 const writeProtocol = process.stdout.write.bind(process.stdout);
 process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
@@ -23,4 +24,37 @@ export function describe(error: unknown): string {
     return `${error.name}: ${error.message}${cause}`;
   }
   return String(error);
+}
+
+export type Op = Record<string, unknown> & { op?: string; id?: unknown };
+
+// One op per stdin line, answered in order: {"ok":true,...its result} or {"ok":false,"error":...}, with the op's
+// `id` (and, with echoOp, its `op`) copied in; blank lines are skipped; onClose runs when stdin closes.
+export function serveOps(
+  handle: (op: Op) => Promise<Record<string, unknown>>,
+  onClose: () => void,
+  echoOp = false,
+): void {
+  const tag = (op: Op): Record<string, unknown> => ({
+    ...(echoOp ? { op: op.op } : {}),
+    ...(op.id === undefined ? {} : { id: op.id }),
+  });
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on("close", onClose);
+  let chain = Promise.resolve();
+  lines.on("line", (line) => {
+    if (line.trim().length === 0) {
+      return;
+    }
+    chain = chain.then(async () => {
+      let op: Op = {};
+      try {
+        op = JSON.parse(line) as Op;
+        const result = await handle(op);
+        emit({ ok: true, ...tag(op), ...result });
+      } catch (error) {
+        emit({ error: describe(error), ok: false, ...tag(op) });
+      }
+    });
+  });
 }
