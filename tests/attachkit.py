@@ -1,7 +1,9 @@
-"""An original's root attached to cireil's recording proxy, for the peer tests of `cireil attach`."""
+"""cireil's recording proxy in tests: a chat completions request through it, and an original's root attached to it
+(the peer tests of `cireil attach`)."""
 
 from __future__ import annotations
 
+import http.client
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -10,6 +12,16 @@ from pathlib import Path
 
 from cireil.testing.scripted_llm import ScriptedLLM
 from originalkit import Original, point_engine
+
+
+def post_chat(port: int, data: bytes) -> int:
+    """POST a chat completions body through the proxy on `port` to its provider "default"; the reply's status."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("POST", "/p/default/chat/completions", data, {"Content-Type": "application/json"})
+        return conn.getresponse().status
+    finally:
+        conn.close()
 
 
 def cireil_cli(*args: str) -> subprocess.CompletedProcess:

@@ -4,10 +4,10 @@ and an interrupt ends the watch with one line."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import time
 
+from attachkit import post_chat
 from cireil.runtime.attach.proxy import ProxyServer
 from cireil.runtime.attach.state import Upstream
 from cireil.testing.scripted_llm import reply
@@ -23,14 +23,6 @@ def body(messages: list[dict]) -> bytes:
     return json.dumps(
         {"messages": sent, "model": "m", "prompt_cache_key": SESSION, "stream": False}, separators=(",", ":")
     ).encode()
-
-
-def post(port: int, data: bytes) -> int:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("POST", "/p/default/chat/completions", data, {"Content-Type": "application/json"})
-    status = conn.getresponse().status
-    conn.close()
-    return status
 
 
 def first_call(text: str) -> bytes:
@@ -64,14 +56,14 @@ def test_watch_shows_a_production_turn_live_and_an_interrupt_ends_it(tmp_path, l
             msg_id = kernel.submit("%cireil watch")
             kernel.wait_started(msg_id)
             time.sleep(1.0)  # the watch has taken its starting point (nothing before it is shown)
-            assert post(proxy.port, first_call("what do I buy?")) == 200
+            assert post_chat(proxy.port, first_call("what do I buy?")) == 200
             first = kernel.wait_for_display(msg_id, "display_data", "production turn")
             text = first["content"]["data"]["text/plain"]
             assert f"· {SESSION} ·" in text and "1 model calls · running" in text and "“what do I buy?”" in text
             assert "step 1 · " in text
             display_id = first["content"]["transient"]["display_id"]
 
-            assert post(proxy.port, second_call("what do I buy?", "call_r")) == 200
+            assert post_chat(proxy.port, second_call("what do I buy?", "call_r")) == 200
             update = kernel.wait_for_display(msg_id, "update_display_data", "ended: respond")
             assert update["content"]["transient"]["display_id"] == display_id  # the same display, in place
             assert "2 model calls" in update["content"]["data"]["text/plain"]
@@ -91,7 +83,7 @@ def test_watch_shows_a_production_turn_live_and_an_interrupt_ends_it(tmp_path, l
             )
             kernel.wait_started(msg_id)
             time.sleep(1.0)
-            assert post(proxy.port, first_call("anything?")) == 200
+            assert post_chat(proxy.port, first_call("anything?")) == 200
             run = kernel.collect(msg_id, timeout=60)
             seen = __import__("ast").literal_eval(run.result["text/plain"])
             # the turn begins, gets its call and ends in three writes: a look between them shows it again

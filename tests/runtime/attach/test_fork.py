@@ -4,12 +4,12 @@ never went through cireil."""
 
 from __future__ import annotations
 
-import http.client
 import json
 
 import pytest
 
 import cireil
+from attachkit import post_chat
 from cireil.runtime.attach.history import history_before
 from cireil.runtime.attach.proxy import ProxyServer
 from cireil.runtime.attach.state import Upstream
@@ -40,13 +40,6 @@ def body(messages: list[dict]) -> bytes:
     return json.dumps({"messages": sent, "model": "scripted-1", "prompt_cache_key": SESSION}).encode()
 
 
-def post(port: int, data: bytes) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("POST", "/p/default/chat/completions", data, {"Content-Type": "application/json"})
-    assert conn.getresponse().status == 200
-    conn.close()
-
-
 def test_a_proxy_recorded_turn_forks_from_its_step_with_a_substituted_result(tmp_path, llm):
     agent_dir = turn_agent(tmp_path, llm.base_url)
     llm.script(
@@ -61,8 +54,9 @@ def test_a_proxy_recorded_turn_forks_from_its_step_with_a_substituted_result(tmp
     }
     result = {"role": "tool", "tool_call_id": "call_r", "content": json.dumps({"name": "read", "content": "Buy milk."})}
     with ProxyServer(agent_dir, upstreams={"default": Upstream("default", "openai", llm.base_url)}) as proxy:
-        post(proxy.port, body([*EARLIER, own]))
-        post(proxy.port, body([*EARLIER, own, {"role": "assistant", "content": None, "tool_calls": [call]}, result]))
+        asked = {"role": "assistant", "content": None, "tool_calls": [call]}
+        assert post_chat(proxy.port, body([*EARLIER, own])) == 200
+        assert post_chat(proxy.port, body([*EARLIER, own, asked, result])) == 200
         assert proxy.drain()
     agent = cireil.load(agent_dir)
     try:

@@ -8,6 +8,7 @@ import io
 import json
 import time
 
+from attachkit import post_chat
 from cireil.runtime.attach.capture import Exchange
 from cireil.runtime.attach.proxy import ProxyServer
 from cireil.runtime.attach.recording import RecordingProcess, decode, encode
@@ -20,14 +21,6 @@ from cireil.testing.scripted_llm import ScriptedLLM, reply
 def body(text: str, session: str) -> bytes:
     sent = [{"role": "system", "content": "prompt"}, {"role": "user", "content": text}]
     return json.dumps({"messages": sent, "model": "m", "prompt_cache_key": session}).encode()
-
-
-def post(port: int, data: bytes) -> int:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("POST", "/p/default/chat/completions", data, {"Content-Type": "application/json"})
-    status = conn.getresponse().status
-    conn.close()
-    return status
 
 
 def test_a_frame_carries_the_exchange_byte_for_byte():
@@ -47,7 +40,7 @@ def test_a_recorder_that_dies_is_said_and_replaced_and_forwarding_goes_on(tmp_pa
         upstream = {"default": Upstream("default", "openai", llm.base_url)}
         capture = RecordingProcess(tmp_path, log=log)
         with ProxyServer(tmp_path, upstreams=upstream, capture=capture) as proxy:
-            assert post(proxy.port, body("one", "internal:a")) == 200
+            assert post_chat(proxy.port, body("one", "internal:a")) == 200
             deadline = time.monotonic() + 20
             while capture.recorded < 1 and time.monotonic() < deadline:
                 time.sleep(0.02)
@@ -57,11 +50,11 @@ def test_a_recorder_that_dies_is_said_and_replaced_and_forwarding_goes_on(tmp_pa
             first.proc.kill()
             first.proc.wait()
             # the next forward is the original's as ever; the exchange the dead recorder would have had is lost
-            assert post(proxy.port, body("two", "internal:b")) == 200
+            assert post_chat(proxy.port, body("two", "internal:b")) == 200
             deadline = time.monotonic() + 20
             while capture.restarts < 1 and time.monotonic() < deadline:
                 time.sleep(0.02)
-            assert post(proxy.port, body("three", "internal:c")) == 200
+            assert post_chat(proxy.port, body("three", "internal:c")) == 200
             deadline = time.monotonic() + 20
             while capture.recorded < 2 and time.monotonic() < deadline:
                 time.sleep(0.02)
