@@ -103,6 +103,18 @@ def shell():
 
 
 @pytest.fixture
+def store(tmp_path: Path):
+    """The SessionStore of a new agent folder (tmp_path), closed after the test."""
+    from cireil.runtime.sessions import SessionStore
+
+    s = SessionStore.for_agent(tmp_path)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.fixture
 def llm():
     """The scripted model server on loopback (cireil.testing.scripted_llm), one per test."""
     from cireil.testing.scripted_llm import ScriptedLLM

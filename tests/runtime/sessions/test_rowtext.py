@@ -7,21 +7,11 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-from pathlib import Path
-
-import pytest
 
 from cireil.runtime.sessions import SessionStore
 from cireil.runtime.sessions import history_json as hj
 from cireil.runtime.sessions.messages import assistant_message, tool_response, user_message
 from cireil.runtime.sessions.rowtext import RowText
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    s = SessionStore.for_agent(tmp_path)
-    yield s
-    s.close()
 
 
 def stored_text(store: SessionStore, row_id: str) -> str:

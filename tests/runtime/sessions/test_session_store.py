@@ -17,15 +17,6 @@ from cireil.runtime.sessions.search import compile_query, fold, glob_to_regex
 from cireil.runtime.sessions.store import SessionConflict, preview_of
 
 
-@pytest.fixture
-def store(tmp_path: Path):
-    s = SessionStore.for_agent(tmp_path)
-    try:
-        yield s
-    finally:
-        s.close()
-
-
 def say(store: SessionStore, session_id: str, *messages: dict):
     session = store.open_session(session_id)
     session.history += messages

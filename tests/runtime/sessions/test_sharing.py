@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from pathlib import Path
 
 import pytest
 
@@ -19,13 +18,6 @@ from cireil.runtime.sessions.messages import user_message
 from cireil.runtime.sessions.sidestore import SIDE_FILE
 from cireil.runtime.sessions.store import SessionReadOnly
 from holderkit import Held
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    s = SessionStore.for_agent(tmp_path)
-    yield s
-    s.close()
 
 
 def say(store: SessionStore, session_id: str, text: str = "hello"):

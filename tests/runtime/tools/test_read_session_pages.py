@@ -21,15 +21,6 @@ WORDS = ["tomato", "basil", "ünïcödé", "🌱", "water", "<b>soil</b>", "depl
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = SessionStore.for_agent(tmp_path)
-    try:
-        yield s
-    finally:
-        s.close()
-
-
-@pytest.fixture
 def h(tmp_path: Path, store: SessionStore) -> Harness:
     return Harness(tmp_path, store, "notebook:reader")
 
