@@ -4,6 +4,7 @@ background while everything else works; the fast row reader says what a decode o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import shutil
@@ -23,6 +24,7 @@ from cireil.runtime.sessions.errors import SessionFormatError
 from cireil.runtime.sessions.indexbuild import IndexBuilder, index_row, of_messages, shown_time
 from cireil.runtime.sessions.messages import user_message
 from cireil.runtime.sessions.sideindex import SideIndex
+from cireil.runtime.sessions.sidestore import SIDE_FILE
 from cireil.runtime.toolkit.result import ToolResult
 from conftest import MINIMAL_TOOLS, make_agent
 from conversationkit import Harness
@@ -391,9 +393,12 @@ def test_a_side_file_of_an_earlier_cireil_is_indexed_again(big_db, tmp_path, mon
     directory = agent_copy(big_db, tmp_path / "agent")
     store = SessionStore.for_agent(directory)
     expected = index_of(store)
-    # fingerprints as cireil made them before they came from row headers: every row looks changed
-    store.side.execute("UPDATE indexed_sessions SET fingerprint = '1234|0||2|2|2', prefix_hash = NULL")
     store.close()
+    # fingerprints as cireil made them before they came from row headers (every row looks changed), and no
+    # token of the content the index is complete for: that cireil kept none
+    with contextlib.closing(sqlite3.connect(directory / SIDE_FILE, isolation_level=None)) as side:
+        side.execute("UPDATE indexed_sessions SET fingerprint = '1234|0||2|2|2', prefix_hash = NULL")
+        side.execute("DROP TABLE index_state")
     store = SessionStore.for_agent(directory)
     try:
         assert store.index_status() is not None

@@ -428,6 +428,7 @@ class ActivitySweep:
         self._side = side  # the side file, read by the sweep's own connection (None: it is in memory)
         self._flag = threading.Lock()  # `_again` and `_thread` change together under it (never the store's lock)
         self._again = False
+        self._swept_all = True
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._wake = threading.Event()  # a request came (or stop): the waiting thread goes on
@@ -446,6 +447,7 @@ class ActivitySweep:
         """Sweep (again) soon."""
         with self._flag:
             self._again = True
+            self._swept_all = False
             self._idle.clear()
             self._wake.set()
             if self._thread is None and not self._stop.is_set():
@@ -465,6 +467,10 @@ class ActivitySweep:
     def wait(self, timeout: float | None = None) -> bool:
         """Until every request so far is swept (or the sweep ended); True when it is."""
         return self._idle.wait(timeout) or self._thread is None
+
+    def swept_all(self) -> bool:
+        """Whether every request so far was swept to its end (not when a stop ended the thread before)."""
+        return self._swept_all
 
     def _next(self) -> bool:
         """True once a request is pending; False when the thread is to end (stopped, or idle too long)."""
@@ -497,6 +503,11 @@ class ActivitySweep:
                     return
                 with store._lock:
                     store._apply_activity(rows)
+                    with self._flag:
+                        self._swept_all = not self._again  # requests come under the store's lock: none can now
+                    if self._swept_all:
+                        self.failure = None
+                        store._note_complete()
                 del store
         except Exception as exc:  # kept; the next foreign write asks again
             if not self._stop.is_set():  # not the interrupt of stop()

@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from . import headers
+from . import dbstate, headers
 from . import history_json as hj
 from .indexbuild import (
     SEARCHED_ROLES,
@@ -106,6 +106,7 @@ class SideIndex(Pages):
     _columns: list[str]
     _data_version: int | None
     _db_uri: str
+    path: Path
     _matcher: Any
     _raw_row: Any
     _decode: Any
@@ -356,6 +357,11 @@ class SideIndex(Pages):
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if version == self._data_version:
                 return
+            if self._data_version is None and self._complete_for_now():
+                # a load finding sessions.db as the index was last complete for: no row to look at (the version
+                # was read first: a write after the token was read moves it, and the next look sees it)
+                self._data_version = version
+                return
             # after another connection wrote, the history lengths tell its saves (the original rewrites the history
             # whenever it saves); a load looks at every column's length, for a hand edit of one of them alone: an
             # unreadable row is named at load, not a moment later
@@ -384,6 +390,7 @@ class SideIndex(Pages):
             if gone or stale:
                 try:
                     with self._side_transaction() as side:
+                        side.execute("DELETE FROM index_state")  # incomplete until this look is done
                         if wipe:
                             side.execute("DELETE FROM search")
                             side.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
@@ -414,11 +421,54 @@ class SideIndex(Pages):
                     return
             if background:
                 self._build_in_background(background)
-            if self._data_version is not None or len(indexed) > len(stale):
+            swept = self._data_version is not None or len(indexed) > len(stale)
+            if swept:
                 # another process wrote since the last look (or this is a load with an index from before): the
                 # one change a fingerprint can miss that list-sessions shows is looked for off this thread
                 self._sweep_activity()
             self._data_version = version
+            if not swept:  # else the sweep notes it when it is done
+                self._note_complete()
+
+    # -- the content the index is complete for ----------------------------------------------------
+
+    def _complete_for_now(self) -> bool:
+        """Whether the side index was last complete for sessions.db's content as it is now (dbstate.py)."""
+        stored = self.side.execute("SELECT token FROM index_state").fetchone()
+        return stored is not None and stored[0] == dbstate.content_token(self.path)
+
+    def _background_pending(self) -> bool:
+        builder, sweep = self._builder, self._sweep
+        if builder is not None and (builder.failure is not None or builder.pending):
+            return True
+        return sweep is not None and (sweep.failure is not None or not sweep.swept_all())
+
+    def _note_complete(self, side: sqlite3.Connection | None = None) -> None:
+        """Keep the token of sessions.db's content as the index is complete for it, when it is: nothing left to
+        the background, and no other connection wrote since the last look (data_version, read after the token:
+        a write in between shows). Else none is kept, and the next load looks at every row. The store's lock is
+        held; `side`: a side transaction to write in (else one of its own)."""
+        token = dbstate.content_token(self.path)
+        complete = (
+            token is not None
+            and self._data_version is not None
+            and not self._background_pending()
+            and self._db.execute("PRAGMA data_version").fetchone()[0] == self._data_version
+        )
+        if side is None:
+            try:
+                with self._side_transaction() as own:
+                    self._keep_token(own, token if complete else None)
+            except sqlite3.Error:
+                pass  # a full disk: no token, the next load looks at every row
+        else:
+            self._keep_token(side, token if complete else None)
+
+    @staticmethod
+    def _keep_token(side: sqlite3.Connection, token: str | None) -> None:
+        side.execute("DELETE FROM index_state")
+        if token is not None:
+            side.execute("INSERT INTO index_state (id, token) VALUES (1, ?)", (token,))
 
     def _build_in_background(self, rows: list[tuple[str, int]]) -> None:
         builder = self._builder

@@ -119,12 +119,21 @@ CREATE TABLE IF NOT EXISTS pages (
 ) WITHOUT ROWID;
 """
 
+# Added to version 1 files as they are opened: the content of sessions.db the index was last complete for
+# (dbstate.py), so that a load that finds sessions.db as it was then looks at no row.
+_STATE = """
+CREATE TABLE IF NOT EXISTS index_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    token TEXT NOT NULL               -- dbstate.content_token of sessions.db
+);
+"""
+
 
 def open_memory_side() -> sqlite3.Connection:
     """A side file in memory, for an agent folder cireil cannot write: the index is rebuilt at each load and
     the extras of this process are lost at its end (sessions.db itself is then read-only too)."""
     db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}{_SHARING}{_PAGES}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
+    db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}{_SHARING}{_PAGES}{_STATE}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
     return db
 
 
@@ -149,4 +158,6 @@ def open_side(agent_dir: Path) -> sqlite3.Connection:
         db.executescript(f"BEGIN IMMEDIATE;{_SHARING}COMMIT;")
     if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'pages'").fetchone() is None:
         db.executescript(f"BEGIN IMMEDIATE;{_PAGES}COMMIT;")
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'index_state'").fetchone() is None:
+        db.executescript(f"BEGIN IMMEDIATE;{_STATE}COMMIT;")
     return db

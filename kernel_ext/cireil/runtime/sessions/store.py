@@ -35,6 +35,7 @@ from typing import Any
 
 from ..files.pictures import Unreadable, stored_image
 from ..files.safefs import read_host_file
+from . import dbstate
 from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
@@ -240,8 +241,29 @@ class SessionStore(SideIndex):
     def close(self) -> None:
         self._stop_background()  # the index's threads end first: they take the lock
         with self._lock:
+            try:
+                self._note_complete()
+                kept = self._complete_for_now()
+            except sqlite3.Error:
+                kept = False
             self._db.close()
+            if kept:
+                self._after_last_close()
             self.side.close()
+
+    def _after_last_close(self) -> None:
+        """The last connection to close checkpoints the WAL into the file and deletes it, which moves the
+        file's token (dbstate.py): the index is complete for the file as that close left it. Taken when the
+        WAL is gone: another process that opened the file after this close, wrote and closed again, all
+        before the stat below, would be missed (it would have to do all three within microseconds)."""
+        token = dbstate.content_token(self.path)
+        if token is None or dbstate.has_frames(token) or os.path.exists(f"{self.path}-wal"):
+            return
+        try:
+            with self._side_transaction() as side:
+                self._keep_token(side, token)
+        except sqlite3.Error:
+            pass  # no token: the next load looks at every row
 
     def __enter__(self) -> SessionStore:
         return self
@@ -944,6 +966,7 @@ class SessionStore(SideIndex):
                 before=before,
                 prefix_hash=hasher.hexdigest() if hasher is not None else None,
             )
+            self._note_complete(side)
         state["side_sig"] = side_sig
         state["extras_known"] = True
         state["indexed"] = len(plan.texts)
