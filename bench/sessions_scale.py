@@ -14,7 +14,9 @@ seed into the cache (default ~/.cache/cireil/bench-sessions), then copied for ea
 Measured per size, the median of --reps rounds, interleaved across sizes (round 1 of every size, then round 2),
 each operation after a full garbage collection outside the clock (in both runtimes), so that none pays for the
 garbage of the one before:
-  load              cireil.load of the agent, warm (its side index exists)
+  load              cireil.load of the agent, warm (its side index exists), with sessions.db as cireil last
+                    left it; and again after another connection saved a row (the load then looks at every
+                    row's header)
   tool call         agent.call("session-info") in the big session, and its sessions.db writes
   list / query      list-sessions and query-sessions (raw), each the first call after another connection
                     rewrote one Discord row the way the original's save does (INSERT .. ON CONFLICT DO UPDATE)
@@ -580,6 +582,11 @@ class CireilSide:
         agent.close()
         return ms
 
+    def load_after_write(self) -> float:
+        """A load after the original saved a row: the file is not as the index was last complete for it."""
+        self.foreign_write()
+        return self.load()
+
     def call(self) -> tuple[float, float]:
         self.agent.use_session(BIG_SESSION)
         before = self.clock.spent
@@ -790,6 +797,7 @@ def measure_round(size: Size, cireil_side: CireilSide, original: OriginalSide | 
         return own
 
     samples.run(label, "load", cireil_side.load)
+    samples.run(label, "load.after", cireil_side.load_after_write)
     samples.run(label, "call", call)
     samples.run(label, "list", cireil_side.list_after_write)
     samples.run(label, "query", cireil_side.query_after_write)
@@ -805,6 +813,7 @@ def measure_round(size: Size, cireil_side: CireilSide, original: OriginalSide | 
 
 ROWS = (  # (operation, what the table calls it, the original's counterpart)
     ("load", "load, warm (cireil.load)", "o.load"),
+    ("load.after", "  the same after a foreign write", "o.load"),
     ("call", "tool call: session-info, big session", None),
     ("call.store", "  of which sessions.db writes", None),
     ("list", "list-sessions after a foreign write", "o.list"),
@@ -870,7 +879,12 @@ def verdicts(sizes: list[Size], samples: Samples, has_original: bool) -> list[st
     m = samples.median
     for size in sizes[1:]:
         label = size.label
-        for op, name in (("call", "tool call"), ("load", "warm load"), ("list", "first list after a foreign write")):
+        for op, name in (
+            ("call", "tool call"),
+            ("load", "warm load"),
+            ("load.after", "warm load after a foreign write"),
+            ("list", "first list after a foreign write"),
+        ):
             base = m(small, op)
             check(label, f"{name} within 2x the small database's", m(label, op), 2 * base if base else None)
         base = m(small, "query")

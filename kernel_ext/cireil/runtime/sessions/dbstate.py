@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 _HEADER = 48  # one copy of the WAL-index header; SQLite keeps two, one after the other
@@ -67,3 +68,35 @@ def content_token(db_path: Path) -> str | None:
 def has_frames(token: str | None) -> bool:
     """Whether a token names committed frames in a WAL (its file must then be there for it to hold)."""
     return token is not None and not token.endswith("|" + _NO_FRAMES)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What walscan.py needs of a token."""
+
+    file_id: str  # device and inode
+    file: str  # device, inode, size, mtime, ctime
+    frames: int  # committed frames in the WAL (0: none)
+    salts: bytes  # the WAL's salts as its header holds them (b"" when no frames)
+    page_size: int
+
+
+def parse(token: str | None) -> Parsed | None:
+    if not token or "|" not in token:
+        return None
+    file, _, wal = token.partition("|")
+    fields = file.split(":")
+    if len(fields) != 5:
+        return None
+    file_id = ":".join(fields[:2])
+    if wal == _NO_FRAMES:
+        return Parsed(file_id, file, 0, b"", 0)
+    try:
+        header = bytes.fromhex(wal)
+    except ValueError:
+        return None
+    if len(header) != _HEADER:
+        return None
+    page, frames = struct.unpack_from("=HI", header, 14)
+    salts = header[32:40]  # copied from the WAL file's header as they lie there (big-endian)
+    return Parsed(file_id, file, frames, salts, 65536 if page == 1 else page)

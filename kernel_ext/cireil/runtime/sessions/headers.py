@@ -33,12 +33,11 @@ VERSION = "h1"  # fingerprints of another form (an earlier cireil's) never match
 _SIZED = ("history", "opened_files", "last_activity", "active_file_sections")
 
 
-def _scan_sql(columns: Sequence[str], one: bool) -> str:
+def _scan_sql(columns: Sequence[str], where: str = "") -> str:
     have = set(columns)
     # numbers and bytes, not text: the store's connection turns every text value into a str through a Python
     # function (sideindex.text_of_row), a third of the scan's time when every column went through it
     types = ", ".join(f"typeof({c}) IN ('text', 'blob')" if c in have else "0" for c in _SIZED)
-    where = " WHERE id = ?" if one else ""
     return f"SELECT rowid, id, {types}, length(meta), CAST(channel AS BLOB) FROM sessions{where}"
 
 
@@ -84,12 +83,34 @@ def fingerprints(db: sqlite3.Connection, columns: Sequence[str], *, quick: bool 
     """Every row's (fingerprint, history bytes). quick: the length of the history only, the other columns' types
     (one blob handle a row instead of four): what tells the original's saves, which always rewrite the history;
     a load looks at every length, for what a hand edit of one column alone changed."""
-    return _read(db, _scan_sql(columns, one=False), (), quick)
+    return _read(db, _scan_sql(columns), (), quick)
 
 
 def fingerprint(db: sqlite3.Connection, columns: Sequence[str], row_id: str) -> tuple[str, int] | None:
     """One row's whole (fingerprint, history bytes), or None when there is no such row."""
-    return _read(db, _scan_sql(columns, one=True), (row_id,)).get(row_id)
+    return _read(db, _scan_sql(columns, " WHERE id = ?"), (row_id,)).get(row_id)
+
+
+def some(
+    db: sqlite3.Connection, columns: Sequence[str], rowids: set[int], known: set[str]
+) -> tuple[dict[str, tuple[str, int]], set[str]]:
+    """The whole (fingerprint, history bytes) of the rows with these rowids and of the rows whose id is not in
+    `known`, and the id of every row there is, all from one snapshot (walscan.py's rows)."""
+    began = not db.in_transaction
+    if began:
+        db.execute("BEGIN")
+    try:
+        present = dict(db.execute("SELECT id, rowid FROM sessions").fetchall())
+        wanted = sorted(rowids.intersection(present.values()) | {r for i, r in present.items() if i not in known})
+        found: dict[str, tuple[str, int]] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            sql = _scan_sql(columns, f" WHERE rowid IN ({','.join('?' * len(part))})")
+            found.update(_read(db, sql, tuple(part)))
+        return found, set(present)
+    finally:
+        if began and db.in_transaction:
+            db.execute("COMMIT")
 
 
 def matches(stored: str | None, scanned: str) -> bool:

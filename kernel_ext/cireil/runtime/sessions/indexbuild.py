@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 import queue
 import re
 import sqlite3
@@ -30,6 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import blake3
 
 from . import headers
 from . import history_json as hj
@@ -89,10 +90,20 @@ class RowIndex:
     prefix_hash: str | None = None  # of that text's bytes: a history that only grew is indexed from where it was
 
 
-def prefix_hash_of(text: str) -> str:
+def prefix_hasher(data: bytes | memoryview = b"") -> Any:
     """The hash the side index keeps of a history text without its closing ] (of its UTF-8 bytes): a row that
-    still starts with them only had messages appended (sideindex.py, _append_only)."""
-    return hashlib.blake2b(memoryview(text.encode("utf-8"))[:-1], digest_size=16).hexdigest()
+    still starts with them only had messages appended (sideindex.py, _append_only). BLAKE3: 5 GB/s here where
+    blake2b does 0.6, and each save of the original hashes the whole earlier text of the row it wrote."""
+    return blake3.blake3(data)
+
+
+def prefix_digest(hasher: Any) -> str:
+    # marked: a hash of an earlier cireil's form (blake2b) never equals one, and that row is indexed whole once
+    return "b3:" + hasher.hexdigest(length=16)
+
+
+def prefix_hash_of(text: str) -> str:
+    return prefix_digest(prefix_hasher(memoryview(text.encode("utf-8"))[:-1]))
 
 
 def item_of(pos: int, message: dict) -> tuple[int, str, str | None, float, str] | None:
@@ -364,7 +375,7 @@ class IndexBuilder:
         entry = index_row(row_id, row, found[0], store._decode, store._row_problem)
         if entry.error is None and isinstance(raw, bytes) and raw.endswith(b"]"):
             # what prefix_hash_of gives for the decoded text, from the bytes read (no encoding back)
-            entry.prefix_hash = hashlib.blake2b(memoryview(raw)[:-1], digest_size=16).hexdigest()
+            entry.prefix_hash = prefix_digest(prefix_hasher(memoryview(raw)[:-1]))
         return entry, found[1]
 
     def _write(self) -> None:

@@ -51,7 +51,7 @@ class Plan:
     cursor: int
     conv: list[int] = field(default_factory=list)  # conv[i]: how many of written[: i + 1] are user or assistant
     history_text: str = ""
-    hasher: Any = None  # blake2b over history_text[:-1], for the side index's append-only check
+    hasher: Any = None  # indexbuild.prefix_hasher over history_text[:-1], for the side index's append-only check
     appended_only: bool = False
 
 

@@ -1,9 +1,12 @@
 """cireil's query-sessions/list-sessions index in its side file, kept in step with sessions.db.
 
 The index is derived data: rows of sessions.db are indexed when cireil writes them and re-indexed when another
-process changed them. SQLite's data_version says some other connection wrote; a fingerprint of each row taken
-from its record header (headers.py: rowid, the byte lengths of its columns, meta's length, channel), read
-without reading any history, says which rows. A row the original only appended to (its usual save) is indexed
+process changed them. SQLite's data_version says some other connection wrote; the WAL's frames since the last
+look name the rows on the pages written (walscan.py), and a fingerprint of each of those rows taken from its
+record header (headers.py: rowid, the byte lengths of its columns, meta's length, channel), read without
+reading any history, says which changed. When the WAL cannot tell (it restarted since, after a checkpoint),
+every row's fingerprint is read. A load that finds sessions.db as the index was last complete for (dbstate.py)
+looks at no row. A row the original only appended to (its usual save) is indexed
 from where it was, after its earlier text hashed the same (_append_only). Deleting the side file only costs a
 rebuild: one of more than INLINE_INDEX_BYTES of history (the first open of an original's agent) is built in the
 background (indexbuild.py) while everything else works; list-sessions and query-sessions then answer from what
@@ -11,13 +14,12 @@ is indexed so far and say how far the build is (`index_status`)."""
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import sqlite3
 from pathlib import Path
 from typing import Any
 
-from . import dbstate, headers
+from . import dbstate, headers, walscan
 from . import history_json as hj
 from .indexbuild import (
     SEARCHED_ROLES,
@@ -26,7 +28,9 @@ from .indexbuild import (
     RowIndex,
     index_row,
     of_messages,
+    prefix_digest,
     prefix_hash_of,
+    prefix_hasher,
     preview_of,
     shown_time,
 )
@@ -37,7 +41,7 @@ from .search import compile_query, fold, fts_expression
 __all__ = ["SEARCHED_ROLES", "BadText", "SideIndex", "channel_of", "preview_of", "text_of_row", "to_epoch"]
 
 
-_CHUNK = 1 << 20  # bytes of a history hashed at a time: hashlib lets other threads run meanwhile
+_CHUNK = 1 << 20  # bytes of a history hashed at a time: the hash lets other threads run meanwhile
 _FORGET = "INSERT INTO search_fts (search_fts, rowid, folded) VALUES ('delete', ?, ?)"
 
 
@@ -114,6 +118,9 @@ class SideIndex(Pages):
     _side_transaction: Any
     _select: Any
     _builder: IndexBuilder | None = None
+    # the content token (dbstate.py) up to which every commit is looked at: the next look reads the WAL's
+    # frames after it (walscan.py); None: look at every row
+    _wal_mark: str | None = None
     _sweep: ActivitySweep | None = None
 
     # -- connections of the background threads ----------------------------------------------------
@@ -266,7 +273,7 @@ class SideIndex(Pages):
         db = self._db
         columns = self._select().split(", ")
         columns[2] = "rowid"  # the history itself is read in parts, below
-        hasher = hashlib.blake2b(digest_size=16)
+        hasher = prefix_hasher()
         db.execute("BEGIN")  # the row's other columns and its history's bytes from one snapshot
         try:
             row = db.execute(f"SELECT {', '.join(columns)} FROM sessions WHERE id = ?", (row_id,)).fetchone()
@@ -287,7 +294,7 @@ class SideIndex(Pages):
         finally:
             if db.in_transaction:
                 db.execute("COMMIT")
-        if hasher.hexdigest() != prefix_hash:
+        if prefix_digest(hasher) != prefix_hash:
             return False
         if size == old_bytes:
             if rest != b"]":
@@ -315,7 +322,7 @@ class SideIndex(Pages):
             offset=elements,
             before=(count, preview),
             last_activity=row[4],
-            prefix=(prefix_len + len(text) - 1, hasher.hexdigest()),
+            prefix=(prefix_len + len(text) - 1, prefix_digest(hasher)),
             fingerprint=fingerprint,
             tail=(text, prefix_len, old_bytes - 1),
         )
@@ -357,17 +364,29 @@ class SideIndex(Pages):
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if version == self._data_version:
                 return
-            if self._data_version is None and self._complete_for_now():
+            if self._data_version is None and self._stored_token() == dbstate.content_token(self.path):
                 # a load finding sessions.db as the index was last complete for: no row to look at (the version
                 # was read first: a write after the token was read moves it, and the next look sees it)
                 self._data_version = version
+                self._wal_mark = self._stored_token()
                 return
+            # read before the rows: what is committed up to it is all looked at below
+            now = dbstate.content_token(self.path)
+            indexed = dict(self.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
+            # the rows on the pages written since the last look (walscan.py), when the WAL tells; else every row:
             # after another connection wrote, the history lengths tell its saves (the original rewrites the history
             # whenever it saves); a load looks at every column's length, for a hand edit of one of them alone: an
             # unreadable row is named at load, not a moment later
-            quick = self._data_version is not None
-            rows = headers.fingerprints(self._db, self._columns, quick=quick)
-            indexed = dict(self.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
+            loaded = self._data_version is not None
+            since = self._wal_mark if loaded else self._stored_token()
+            rowids = walscan.changed_rowids(self.path, since, now) if since is not None else None
+            if rowids is None:
+                quick = loaded
+                rows = headers.fingerprints(self._db, self._columns, quick=quick)
+                present = set(rows)
+            else:
+                quick = False  # whole fingerprints, of those rows alone
+                rows, present = headers.some(self._db, self._columns, rowids, set(indexed))
             builder = self._builder
             building = builder.pending if builder is not None and builder.running() else set()
             stale = [(rid, fp, size) for rid, (fp, size) in rows.items() if not headers.matches(indexed.get(rid), fp)]
@@ -380,7 +399,7 @@ class SideIndex(Pages):
                 stale = [(rid, found[0], found[1]) for rid, found in whole.items() if found is not None]
             later = [rid for rid, _, _ in stale if rid in building]
             stale = [item for item in stale if item[0] not in building]
-            gone = [rid for rid in indexed if rid not in rows]
+            gone = [rid for rid in indexed if rid not in present]
             # no indexed row has a fingerprint of this cireil's form (a side file of an earlier cireil), and
             # much to index: emptied first, so the build does not forget each old search row one by one (as
             # costly as adding it)
@@ -421,7 +440,8 @@ class SideIndex(Pages):
                     return
             if background:
                 self._build_in_background(background)
-            swept = self._data_version is not None or len(indexed) > len(stale)
+            self._wal_mark = now
+            swept = loaded or len(indexed) > len(stale)
             if swept:
                 # another process wrote since the last look (or this is a load with an index from before): the
                 # one change a fingerprint can miss that list-sessions shows is looked for off this thread
@@ -432,10 +452,14 @@ class SideIndex(Pages):
 
     # -- the content the index is complete for ----------------------------------------------------
 
-    def _complete_for_now(self) -> bool:
-        """Whether the side index was last complete for sessions.db's content as it is now (dbstate.py)."""
+    def _stored_token(self) -> str | None:
+        """The token of sessions.db's content the side index was last complete for (dbstate.py), if any."""
         stored = self.side.execute("SELECT token FROM index_state").fetchone()
-        return stored is not None and stored[0] == dbstate.content_token(self.path)
+        return stored[0] if stored is not None else None
+
+    def _complete_for_now(self) -> bool:
+        token = dbstate.content_token(self.path)
+        return token is not None and self._stored_token() == token
 
     def _background_pending(self) -> bool:
         builder, sweep = self._builder, self._sweep
@@ -449,12 +473,14 @@ class SideIndex(Pages):
         a write in between shows). Else none is kept, and the next load looks at every row. The store's lock is
         held; `side`: a side transaction to write in (else one of its own)."""
         token = dbstate.content_token(self.path)
-        complete = (
+        seen = (
             token is not None
             and self._data_version is not None
-            and not self._background_pending()
             and self._db.execute("PRAGMA data_version").fetchone()[0] == self._data_version
         )
+        if seen:
+            self._wal_mark = token  # every commit up to it is this store's own, or was looked at
+        complete = seen and not self._background_pending()
         if side is None:
             try:
                 with self._side_transaction() as own:

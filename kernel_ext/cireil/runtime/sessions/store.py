@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
-import hashlib
 import json
 import os
 import re
@@ -40,7 +39,7 @@ from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
 from .holders import Holder, HolderProbe
-from .indexbuild import gc_paused
+from .indexbuild import gc_paused, prefix_digest, prefix_hasher
 from .messages import now_iso
 from .rowids import channel_for, id_problem, memory_id, meta_for_new, stored_id
 from .rowtext import Plan, RowText, preview_before, signature
@@ -854,7 +853,7 @@ class SessionStore(SideIndex):
             state["count"] = len(texts)
             previous = rows.extras
             if plan.hasher is None:  # encoded whole (or the first write since the load): hashed whole, once
-                plan.hasher = hashlib.blake2b(memoryview(history_text.encode("utf-8"))[:-1], digest_size=16)
+                plan.hasher = prefix_hasher(memoryview(history_text.encode("utf-8"))[:-1])
             rows.accept(plan)
             session.touched.clear()
             state["summaries_sig"] = summaries_sig
@@ -964,7 +963,7 @@ class SessionStore(SideIndex):
                 first,
                 offset=first,
                 before=before,
-                prefix_hash=hasher.hexdigest() if hasher is not None else None,
+                prefix_hash=prefix_digest(hasher) if hasher is not None else None,
             )
             self._note_complete(side)
         state["side_sig"] = side_sig

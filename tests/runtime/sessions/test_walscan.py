@@ -1,0 +1,209 @@
+"""Which rows were written since a content token, read from the WAL (walscan.py): every row written is named,
+anything it cannot be sure of gives None, and a store that looks only at those rows keeps an index equal to
+one that looked at every row."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_scale_index import history, make_db, save
+
+from cireil.runtime.sessions import SessionStore, dbstate, headers, walscan
+
+
+def rowid_of(path: Path, row_id: str) -> int:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return db.execute("SELECT rowid FROM sessions WHERE id = ?", (row_id,)).fetchone()[0]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    rng = random.Random(3)
+    path = make_db(tmp_path, {f"internal:r{n}": history(rng, 1 + n % 7, size=8 + 40 * (n % 3)) for n in range(30)})
+    return path
+
+
+@pytest.fixture
+def held(db: Path):
+    """Another process's connection kept open: the WAL stays between writes, as with a running original."""
+    with contextlib.closing(sqlite3.connect(db)) as other:
+        other.execute("SELECT count(*) FROM sessions").fetchone()
+        yield other
+
+
+def test_the_leaf_pages_of_a_file_name_every_row(db):
+    with contextlib.closing(sqlite3.connect(db)) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = raw.execute("PRAGMA page_size").fetchone()[0]
+        rowids = {r for (r,) in raw.execute("SELECT rowid FROM sessions")}
+    data = db.read_bytes()
+    found = set()
+    for number in range(1, len(data) // page + 1):
+        found.update(walscan.leaf_rowids(data[(number - 1) * page : number * page], number))
+    assert rowids <= found
+
+
+@pytest.mark.parametrize("change", ["append", "shrink", "other-column", "insert"])
+def test_a_write_names_its_row(db, held, change):
+    since = dbstate.content_token(db)
+    if change == "insert":
+        save(db, "internal:new", history(random.Random(4), 2))
+        target = "internal:new"
+    else:
+        target = "internal:r7"
+        with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+            if change == "append":
+                raw.execute(
+                    "UPDATE sessions SET history = substr(history, 1, length(history) - 1) || ',{}]' WHERE id = ?",
+                    (target,),
+                )
+            elif change == "shrink":
+                raw.execute("UPDATE sessions SET history = '[]' WHERE id = ?", (target,))
+            else:
+                raw.execute("UPDATE sessions SET opened_files = '[\"/a.md\"]' WHERE id = ?", (target,))
+    found = walscan.changed_rowids(db, since, dbstate.content_token(db))
+    assert found is not None and rowid_of(db, target) in found
+    assert len(found) < 30  # the pages written, not the file
+
+
+def test_nothing_written_names_no_row(db, held):
+    token = dbstate.content_token(db)
+    assert walscan.changed_rowids(db, token, token) == set()
+
+
+def test_a_restart_of_the_wal_since_gives_none(db, held):
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        raw.execute("UPDATE sessions SET history_cursor = 1 WHERE id = 'internal:r1'")
+        since = dbstate.content_token(db)
+        raw.execute("PRAGMA wal_checkpoint")
+        raw.execute("UPDATE sessions SET history_cursor = 2 WHERE id = 'internal:r2'")  # starts the WAL again
+    now = dbstate.content_token(db)
+    assert dbstate.parse(now).salts != dbstate.parse(since).salts
+    assert walscan.changed_rowids(db, since, now) is None
+
+
+def test_a_file_changed_outside_the_wal_gives_none(db):
+    since = dbstate.content_token(db)  # every connection closed: no WAL
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        raw.execute("UPDATE sessions SET history_cursor = 1 WHERE id = 'internal:r1'")
+    # its close checkpointed the frame into the file and deleted the WAL
+    assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "salts", "magic", "cells"])
+def test_a_wal_it_cannot_trust_gives_none(db, held, damage):
+    """Frames whose headers do not hold (a short file, other salts, no WAL magic) or whose leaf pages do not parse
+    give None; pages of garbage behind good headers (what SQLite's own checksums would refuse) give some rows,
+    and never an error."""
+    since = dbstate.content_token(db)
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        raw.execute("UPDATE sessions SET history = '[]' WHERE id = 'internal:r7'")
+    now = dbstate.content_token(db)
+    wal = Path(f"{db}-wal")
+    saved = wal.read_bytes()
+    page = dbstate.parse(now).page_size
+    frames = dbstate.parse(now).frames
+    try:
+        data = bytearray(saved)
+        first = 32 + dbstate.parse(since).frames * (24 + page)
+        if damage == "truncated":
+            data = data[: first + 10]
+        elif damage == "garbage":
+            data[first + 24 : 32 + frames * (24 + page)] = random.Random(5).randbytes(
+                32 + frames * (24 + page) - first - 24
+            )
+        elif damage == "salts":
+            data[first + 8] ^= 0xFF
+        elif damage == "magic":
+            data[0] ^= 0xFF
+        else:  # every page written claims to be a table leaf with more cells than fit
+            for at in range(first, 32 + frames * (24 + page), 24 + page):
+                data[at + 24 : at + 24 + 8] = bytes([0x0D, 0, 0, 0xFF, 0xFF, 0, 0, 0])
+        wal.write_bytes(bytes(data))
+        found = walscan.changed_rowids(db, since, now)
+        assert found is None if damage != "garbage" else isinstance(found, set | None)
+    finally:
+        wal.write_bytes(saved)
+
+
+def test_more_than_it_reads_at_one_look_gives_none(db, held, monkeypatch):
+    since = dbstate.content_token(db)
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        raw.execute("UPDATE sessions SET history = '[]' WHERE id = 'internal:r7'")
+    monkeypatch.setattr(walscan, "MAX_BYTES", 4096)
+    assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
+
+
+# -- a store that looks only at those rows ----------------------------------------------------------
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["append", "rewrite", "other", "insert", "delete", "checkpoint", "refresh", "reload"]),
+        st.integers(0, 11),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_the_index_follows_every_write_as_a_scan_of_every_row_would(tmp_path_factory, ops):
+    """Random writes of another process (the original's saves, hand edits, new and deleted rows, checkpoints and
+    WAL restarts), looked at by a store between them: after each look every indexed fingerprint is the row's
+    own, and no row is missing or left over."""
+    directory = tmp_path_factory.mktemp("walscan")
+    rng = random.Random(len(ops))
+    path = make_db(directory, {f"internal:r{n}": history(rng, 1 + n % 4) for n in range(8)})
+    store = SessionStore.for_agent(directory)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        for op, n in ops:
+            row_id = f"internal:r{n}"
+            if op == "append":
+                old = other.execute("SELECT history FROM sessions WHERE id = ?", (row_id,)).fetchone()
+                messages = (json.loads(old[0]) if old else []) + history(rng, 1)
+                save(path, row_id, messages)
+            elif op == "rewrite":
+                save(path, row_id, history(rng, 1 + n % 3))
+            elif op == "other":
+                other.execute(
+                    "UPDATE sessions SET opened_files = ? WHERE id = ?", ("[" + '"/a",' * n + '"/b"]', row_id)
+                )
+            elif op == "insert":
+                save(path, f"internal:new{n}", history(rng, 1))
+            elif op == "delete":
+                other.execute("DELETE FROM sessions WHERE id = ?", (row_id,))
+            elif op == "checkpoint":
+                other.execute("PRAGMA wal_checkpoint")
+            elif op == "refresh":
+                store.refresh_index()
+                _check(store, whole=False)
+            else:
+                store.close()
+                store = SessionStore.for_agent(directory)
+                _check(store, whole=True)
+        store.refresh_index()
+        _check(store, whole=False)
+    finally:
+        other.close()
+        store.close()
+
+
+def _check(store: SessionStore, *, whole: bool) -> None:
+    """After a load every column's length is the indexed one; after a look following another process's write, at
+    least the history's (a hand edit of another column alone is left to the next load: headers.py)."""
+    assert store.wait_for_index(30)
+    now = {rid: fp for rid, (fp, _) in headers.fingerprints(store._db, store._columns, quick=not whole).items()}
+    indexed = dict(store.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
+    assert set(indexed) == set(now)
+    for rid, fp in now.items():
+        assert headers.matches(indexed[rid].removeprefix("?"), fp), rid
