@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_scale_index import history, make_db, save
 
+import upstream_db as up
 from cireil.runtime.sessions import SessionStore, dbstate, headers, walscan
 
 
@@ -87,6 +88,42 @@ def test_a_restart_of_the_wal_since_gives_none(db, held):
     now = dbstate.content_token(db)
     assert dbstate.parse(now).salts != dbstate.parse(since).salts
     assert walscan.changed_rowids(db, since, now) is None
+
+
+def _big(raw: sqlite3.Connection, row_id: str, kilobytes: int) -> None:
+    raw.execute("UPDATE sessions SET history = ? WHERE id = ?", (up.dumps([{"x": "y" * 1024 * kilobytes}]), row_id))
+
+
+def test_after_one_restart_the_frames_the_generation_before_left_are_read(db, held):
+    """A write after the last look, a checkpoint, and a write that started the WAL again: the first write's
+    frames still lie past the new generation's, up to a frame of an older one."""
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        _big(raw, "internal:r1", 400)  # a long first generation: older frames lie past what follows
+        raw.execute("PRAGMA wal_checkpoint")
+        _big(raw, "internal:r2", 200)  # starts a second generation, shorter
+        since = dbstate.content_token(db)
+        raw.execute("UPDATE sessions SET history_cursor = 5 WHERE id = 'internal:r3'")
+        raw.execute("PRAGMA wal_checkpoint")
+        raw.execute("UPDATE sessions SET history_cursor = 6 WHERE id = 'internal:r28'")  # a third generation
+    now = dbstate.content_token(db)
+    old, new = dbstate.parse(since), dbstate.parse(now)
+    assert walscan._one_restart(old.salts, new.salts)
+    found = walscan.changed_rowids(db, since, now)
+    assert found is not None and {rowid_of(db, "internal:r3"), rowid_of(db, "internal:r28")} <= found
+    third: set[int] = set()  # what the third generation's own frames name: not r3, it is the one before's
+    with Path(f"{db}-wal").open("rb") as wal:
+        walscan._frames(wal.fileno(), 1, new.frames, new.salts, new.page_size, third)
+    assert rowid_of(db, "internal:r3") not in third
+
+
+def test_after_one_restart_frames_that_may_run_on_past_the_file_give_none(db, held):
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        _big(raw, "internal:r2", 100)  # the first generation: nothing older lies past it
+        since = dbstate.content_token(db)
+        raw.execute("UPDATE sessions SET history_cursor = 5 WHERE id = 'internal:r3'")
+        raw.execute("PRAGMA wal_checkpoint")
+        raw.execute("UPDATE sessions SET history_cursor = 6 WHERE id = 'internal:r4'")
+    assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
 
 
 def test_a_file_changed_outside_the_wal_gives_none(db):

@@ -91,22 +91,34 @@ def fingerprint(db: sqlite3.Connection, columns: Sequence[str], row_id: str) -> 
     return _read(db, _scan_sql(columns, " WHERE id = ?"), (row_id,)).get(row_id)
 
 
+def _of_rowids(db: sqlite3.Connection, columns: Sequence[str], rowids: list[int]) -> dict[str, tuple[str, int]]:
+    found: dict[str, tuple[str, int]] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        found.update(_read(db, _scan_sql(columns, f" WHERE rowid IN ({','.join('?' * len(part))})"), tuple(part)))
+    return found
+
+
 def some(
     db: sqlite3.Connection, columns: Sequence[str], rowids: set[int], known: set[str]
 ) -> tuple[dict[str, tuple[str, int]], set[str]]:
     """The whole (fingerprint, history bytes) of the rows with these rowids and of the rows whose id is not in
-    `known`, and the id of every row there is, all from one snapshot (walscan.py's rows)."""
+    `known`, and the id of every row there is, all from one snapshot (walscan.py's rows). `known`: the ids of
+    every row there was when `rowids` were taken, besides those written since (every row written is among
+    `rowids`): then the row count alone tells whether one went, without reading every id (a third of a
+    look after another process wrote, at 283 MB)."""
     began = not db.in_transaction
     if began:
         db.execute("BEGIN")
     try:
+        (count,) = db.execute("SELECT count(*) FROM sessions").fetchone()  # leaf pages only: ~0.1 ms at 283 MB
+        found = _of_rowids(db, columns, sorted(rowids))
+        new = [row_id for row_id in found if row_id not in known]
+        if known and count == len(known) + len(new):
+            return found, known | set(found)
         present = dict(db.execute("SELECT id, rowid FROM sessions").fetchall())
-        wanted = sorted(rowids.intersection(present.values()) | {r for i, r in present.items() if i not in known})
-        found: dict[str, tuple[str, int]] = {}
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            sql = _scan_sql(columns, f" WHERE rowid IN ({','.join('?' * len(part))})")
-            found.update(_read(db, sql, tuple(part)))
+        unknown = sorted(r for i, r in present.items() if i not in known and i not in found)
+        found.update(_of_rowids(db, columns, unknown))
         return found, set(present)
     finally:
         if began and db.in_transaction:

@@ -380,15 +380,17 @@ class SideIndex(Pages):
             loaded = self._data_version is not None
             since = self._wal_mark if loaded else self._stored_token()
             rowids = walscan.changed_rowids(self.path, since, now) if since is not None else None
+            builder = self._builder
+            building = builder.pending if builder is not None and builder.running() else set()
             if rowids is None:
                 quick = loaded
                 rows = headers.fingerprints(self._db, self._columns, quick=quick)
                 present = set(rows)
             else:
                 quick = False  # whole fingerprints, of those rows alone
-                rows, present = headers.some(self._db, self._columns, rowids, set(indexed))
-            builder = self._builder
-            building = builder.pending if builder is not None and builder.running() else set()
+                # every row has its entry but those the build has yet to store: then no count can tell a row went
+                known = set() if building or (builder is not None and builder.failure) else set(indexed)
+                rows, present = headers.some(self._db, self._columns, rowids, known)
             stale = [(rid, fp, size) for rid, (fp, size) in rows.items() if not headers.matches(indexed.get(rid), fp)]
             if quick and stale:  # what is stored is the whole fingerprint
                 # a row whose id is not UTF-8 cannot be named in a query: it is indexed as unreadable as scanned

@@ -73,6 +73,72 @@ def _salts_now(db_path: Path) -> bytes | None:
     return parsed.salts if parsed is not None and parsed.frames else None
 
 
+class _Doubt(Exception):
+    """Something read does not hold: the caller scans every row."""
+
+
+def _leaf_rows(frame: memoryview, page_size: int, found: set[int]) -> None:
+    (page_number,) = struct.unpack_from(">I", frame)
+    page = frame[_FRAME_HEADER : _FRAME_HEADER + page_size]
+    if page[100 if page_number == 1 else 0] == _TABLE_LEAF:
+        found.update(leaf_rowids(bytes(page), page_number))
+
+
+def _frames(fd: int, first: int, last: int, salts: bytes, page_size: int, found: set[int]) -> None:
+    """The rows on the leaf pages of frames first..last (1-based), every one of which must bear `salts`. A
+    commit's frames are mostly overflow pages: each byte checked is taken from every frame of a chunk at once
+    (a slice with a step), and only the leaf pages are looked into."""
+    size = _FRAME_HEADER + page_size
+    at, end = _WAL_HEADER + (first - 1) * size, _WAL_HEADER + last * size
+    while at < end:
+        want = min(max(_CHUNK // size, 1) * size, end - at)
+        chunk = os.pread(fd, want, at)
+        if len(chunk) != want:
+            raise _Doubt("a WAL shorter than its index says: truncated meanwhile")
+        frames = want // size
+        if any(chunk[8 + n :: size] != bytes([salts[n]]) * frames for n in range(8)):
+            raise _Doubt("a frame of another generation")
+        kinds = chunk[_FRAME_HEADER::size]  # the first byte of each page (page 1's lies further: looked into)
+        view = memoryview(chunk)
+        for n in range(frames):
+            if kinds[n] == _TABLE_LEAF or struct.unpack_from(">I", chunk, n * size)[0] == 1:
+                _leaf_rows(view[n * size : (n + 1) * size], page_size, found)
+        at += want
+
+
+def _one_restart(before: bytes, after: bytes) -> bool:
+    """Whether the WAL restarted exactly once between two salt pairs (the first salt counts restarts)."""
+    return struct.unpack(">I", after[:4])[0] == (struct.unpack(">I", before[:4])[0] + 1) & 0xFFFFFFFF
+
+
+def _left_behind(fd: int, old: dbstate.Parsed, new: dbstate.Parsed, found: set[int]) -> None:
+    """The rows on the leaf pages of the frames the generation before a restart committed after `old`: they still
+    lie after old.frames, where the new generation (new.frames of them) has not written. They run up to the
+    first frame of an older generation, which proves where they end; the end of the file does not (a size limit
+    may have cut them). Read again at the end, the first of them shows whether a writer reached them meanwhile."""
+    size = _FRAME_HEADER + old.page_size
+    first_at = _WAL_HEADER + old.frames * size
+    head = os.pread(fd, _FRAME_HEADER, first_at)
+    position = old.frames + 1
+    read = 0
+    while True:
+        frame = memoryview(os.pread(fd, size, _WAL_HEADER + (position - 1) * size))
+        if len(frame) != size:
+            raise _Doubt("the generation before the restart may run on past the end of the file")
+        salts = bytes(frame[8:16])
+        if salts == new.salts:
+            raise _Doubt("the new generation wrote over the frames of the one before")
+        if salts != old.salts:
+            break  # a frame of an older generation: the one before the restart ended here
+        read += size
+        if read > MAX_BYTES:
+            raise _Doubt("too many frames")
+        _leaf_rows(frame, old.page_size, found)
+        position += 1
+    if os.pread(fd, _FRAME_HEADER, first_at) != head:
+        raise _Doubt("a writer reached the frames while they were read")
+
+
 def changed_rowids(db_path: Path, since: str | None, now: str | None) -> set[int] | None:
     """The rowids on the table leaf pages committed after `since` up to `now` (both content tokens, `now` read
     the latest), or None when that cannot be told from the WAL."""
@@ -83,17 +149,18 @@ def changed_rowids(db_path: Path, since: str | None, now: str | None) -> set[int
         return set()
     if not new.frames:
         return None  # the file itself changed (a checkpoint by a last close, a copy over it): not in any frame
+    restarted = False
     if not old.frames:
         if old.file != new.file:
             return None  # frames may have been checkpointed into the file and dropped since
-        first = 0
-    elif old.salts != new.salts or new.frames < old.frames:
-        return None  # the WAL restarted since: what it held before is gone
+        first = 1
+    elif old.salts == new.salts and new.frames >= old.frames:
+        first = old.frames + 1
+    elif _one_restart(old.salts, new.salts) and new.frames <= old.frames and old.page_size == new.page_size:
+        restarted, first = True, 1
     else:
-        first = old.frames
-    frame = _FRAME_HEADER + new.page_size
-    begin, end = _WAL_HEADER + first * frame, _WAL_HEADER + new.frames * frame
-    if end - begin > MAX_BYTES:
+        return None  # restarted more than once, or over what the generation before held after `since`
+    if (new.frames - first + 1) * (_FRAME_HEADER + new.page_size) > MAX_BYTES:
         return None
     found: set[int] = set()
     try:
@@ -103,23 +170,10 @@ def changed_rowids(db_path: Path, since: str | None, now: str | None) -> set[int
                 return None
             if struct.unpack_from(">I", header, 8)[0] != new.page_size or header[16:24] != new.salts:
                 return None
-            at = begin
-            while at < end:
-                want = min(max(_CHUNK // frame, 1) * frame, end - at)
-                chunk = os.pread(wal.fileno(), want, at)
-                if len(chunk) != want:
-                    return None  # a WAL shorter than its index says: truncated meanwhile
-                view = memoryview(chunk)
-                for offset in range(0, len(chunk), frame):
-                    if view[offset + 8 : offset + 16] != new.salts:
-                        return None
-                    (page_number,) = struct.unpack_from(">I", chunk, offset)
-                    body = offset + _FRAME_HEADER
-                    kind_at = body + (100 if page_number == 1 else 0)
-                    if chunk[kind_at] == _TABLE_LEAF:
-                        found.update(leaf_rowids(bytes(view[body : body + new.page_size]), page_number))
-                at += len(chunk)
-    except (OSError, ValueError):
+            if restarted:
+                _left_behind(wal.fileno(), old, new, found)
+            _frames(wal.fileno(), first, new.frames, new.salts, new.page_size, found)
+    except (OSError, ValueError, _Doubt):
         return None
     # the frames read are the committed ones only if no restart began meanwhile
     return found if _salts_now(db_path) == new.salts else None
