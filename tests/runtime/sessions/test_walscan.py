@@ -35,7 +35,7 @@ def db(tmp_path: Path) -> Path:
 def held(db: Path):
     """Another process's connection kept open: the WAL stays between writes, as with a running original."""
     with contextlib.closing(sqlite3.connect(db)) as other:
-        other.execute("SELECT count(*) FROM sessions").fetchone()
+        other.execute("SELECT count(*) FROM sessions").fetchall()  # opened, and no read left running
         yield other
 
 
@@ -79,7 +79,17 @@ def test_nothing_written_names_no_row(db, held):
     assert walscan.changed_rowids(db, token, token) == set()
 
 
-def test_a_restart_of_the_wal_since_gives_none(db, held):
+def test_two_restarts_since_give_none(db, held):
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        _big(raw, "internal:r2", 100)
+        since = dbstate.content_token(db)
+        for n in range(2):
+            raw.execute("PRAGMA wal_checkpoint")
+            raw.execute("UPDATE sessions SET history_cursor = ? WHERE id = 'internal:r3'", (n + 7,))
+    assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
+
+
+def test_a_restart_whose_frames_reach_past_since_gives_none(db, held):
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
         raw.execute("UPDATE sessions SET history_cursor = 1 WHERE id = 'internal:r1'")
         since = dbstate.content_token(db)
@@ -116,14 +126,34 @@ def test_after_one_restart_the_frames_the_generation_before_left_are_read(db, he
     assert rowid_of(db, "internal:r3") not in third
 
 
-def test_after_one_restart_frames_that_may_run_on_past_the_file_give_none(db, held):
+def test_after_one_restart_the_frames_up_to_the_end_of_the_file_are_read(db, held):
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
         _big(raw, "internal:r2", 100)  # the first generation: nothing older lies past it
         since = dbstate.content_token(db)
         raw.execute("UPDATE sessions SET history_cursor = 5 WHERE id = 'internal:r3'")
         raw.execute("PRAGMA wal_checkpoint")
-        raw.execute("UPDATE sessions SET history_cursor = 6 WHERE id = 'internal:r4'")
-    assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
+        raw.execute("UPDATE sessions SET history_cursor = 6 WHERE id = 'internal:r28'")
+    found = walscan.changed_rowids(db, since, dbstate.content_token(db))
+    assert found is not None and {rowid_of(db, "internal:r3"), rowid_of(db, "internal:r28")} <= found
+
+
+@pytest.mark.parametrize("cut", ["truncate-checkpoint", "journal-size-limit"])
+def test_a_wal_cut_since_gives_none(db, held, cut):
+    """Cut, the WAL may have lost frames of the generation before the restart that followed `since`."""
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        _big(raw, "internal:r2", 100)
+        since = dbstate.content_token(db)
+        raw.execute("UPDATE sessions SET history_cursor = 5 WHERE id = 'internal:r3'")
+        if cut == "truncate-checkpoint":
+            assert raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+        else:
+            raw.execute("PRAGMA journal_size_limit = 0")
+            raw.execute("PRAGMA wal_checkpoint")
+        raw.execute("UPDATE sessions SET history_cursor = 6 WHERE id = 'internal:r28'")
+    now = dbstate.content_token(db)
+    assert walscan._one_restart(dbstate.parse(since).salts, dbstate.parse(now).salts)
+    assert Path(f"{db}-wal").stat().st_size < dbstate.parse(since).wal_size
+    assert walscan.changed_rowids(db, since, now) is None
 
 
 def test_a_file_changed_outside_the_wal_gives_none(db):
@@ -183,7 +213,9 @@ def test_more_than_it_reads_at_one_look_gives_none(db, held, monkeypatch):
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["append", "rewrite", "other", "insert", "delete", "checkpoint", "refresh", "reload"]),
+        st.sampled_from(
+            ["append", "rewrite", "other", "insert", "delete", "checkpoint", "truncate", "refresh", "reload"]
+        ),
         st.integers(0, 11),
     ),
     min_size=1,
@@ -194,8 +226,8 @@ OPS = st.lists(
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_the_index_follows_every_write_as_a_scan_of_every_row_would(tmp_path_factory, ops):
-    """Random writes of another process (the original's saves, hand edits, new and deleted rows, checkpoints and
-    WAL restarts), looked at by a store between them: after each look every indexed fingerprint is the row's
+    """Random writes of another process (the original's saves, hand edits, new and deleted rows, checkpoints, WAL
+    restarts and cuts), looked at by a store between them: after each look every indexed fingerprint is the row's
     own, and no row is missing or left over."""
     directory = tmp_path_factory.mktemp("walscan")
     rng = random.Random(len(ops))
@@ -221,6 +253,8 @@ def test_the_index_follows_every_write_as_a_scan_of_every_row_would(tmp_path_fac
                 other.execute("DELETE FROM sessions WHERE id = ?", (row_id,))
             elif op == "checkpoint":
                 other.execute("PRAGMA wal_checkpoint")
+            elif op == "truncate":  # not the original's, but a tool's: the WAL cut to nothing
+                other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             elif op == "refresh":
                 store.refresh_index()
                 _check(store, whole=False)

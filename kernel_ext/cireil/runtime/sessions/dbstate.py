@@ -10,10 +10,11 @@ What the token holds:
     moves them;
   - in WAL mode (the original's: upstream-formats §4), the WAL-index header, the first 48 bytes of the -shm
     file (https://sqlite.org/walformat.html §2.1): every commit changes its frame count, change counter and
-    checksums, and a WAL restart its salts. Both copies SQLite keeps of it must agree and say it is set up, or
-    there is no token (a writer mid-update, or a file this does not know). A WAL with no committed frame adds
-    nothing to the file's content, and is written as a missing one, so that the WAL SQLite makes empty when a
-    connection opens the file matches the state the last connection left when it closed.
+    checksums, and a WAL restart its salts; and the -wal file's size (walscan.py: whether it was cut since).
+    Both copies SQLite keeps of the header must agree and say it is set up, or there is no token (a writer
+    mid-update, or a file this does not know). A WAL with no committed frame adds nothing to the file's
+    content, and is written as a missing one, so that the WAL SQLite makes empty when a connection opens the
+    file matches the state the last connection left when it closed.
 None means unknown: the caller looks at every row.
 """
 
@@ -50,7 +51,13 @@ def _wal_part(db_path: Path) -> str | None:
     version, _, _, is_init, _, _, frames = struct.unpack_from("=IIIBBHI", first)
     if first != head[_HEADER:] or version != _VERSION or is_init != 1:
         return None
-    return _NO_FRAMES if frames == 0 else first.hex()
+    if frames == 0:
+        return _NO_FRAMES
+    try:  # after the header: a commit writes its frames before it counts them there
+        wal_size = os.stat(f"{db_path}-wal").st_size
+    except OSError:
+        return None
+    return f"{first.hex()}@{wal_size}"
 
 
 def content_token(db_path: Path) -> str | None:
@@ -79,6 +86,7 @@ class Parsed:
     frames: int  # committed frames in the WAL (0: none)
     salts: bytes  # the WAL's salts as its header holds them (b"" when no frames)
     page_size: int
+    wal_size: int  # the -wal file's size in bytes, read after the frames were counted
 
 
 def parse(token: str | None) -> Parsed | None:
@@ -90,13 +98,15 @@ def parse(token: str | None) -> Parsed | None:
         return None
     file_id = ":".join(fields[:2])
     if wal == _NO_FRAMES:
-        return Parsed(file_id, file, 0, b"", 0)
+        return Parsed(file_id, file, 0, b"", 0, 0)
+    text, _, size = wal.partition("@")
     try:
-        header = bytes.fromhex(wal)
+        header = bytes.fromhex(text)
+        wal_size = int(size)
     except ValueError:
         return None
     if len(header) != _HEADER:
         return None
     page, frames = struct.unpack_from("=HI", header, 14)
     salts = header[32:40]  # copied from the WAL file's header as they lie there (big-endian)
-    return Parsed(file_id, file, frames, salts, 65536 if page == 1 else page)
+    return Parsed(file_id, file, frames, salts, 65536 if page == 1 else page, wal_size)

@@ -113,9 +113,12 @@ def _one_restart(before: bytes, after: bytes) -> bool:
 
 def _left_behind(fd: int, old: dbstate.Parsed, new: dbstate.Parsed, found: set[int]) -> None:
     """The rows on the leaf pages of the frames the generation before a restart committed after `old`: they still
-    lie after old.frames, where the new generation (new.frames of them) has not written. They run up to the
-    first frame of an older generation, which proves where they end; the end of the file does not (a size limit
-    may have cut them). Read again at the end, the first of them shows whether a writer reached them meanwhile."""
+    lie after old.frames, where the new generation (new.frames of them, fewer) has not written. They run up to
+    the first frame of an older generation, or to the end of the file when it was not cut since `old` (a
+    TRUNCATE checkpoint, or a journal_size_limit at the restart: the original uses neither): it is then no
+    shorter than it was, ends on a whole frame, and a file cut and grown again past `old`'s frames would hold
+    the new generation's frames there. Read again at the end, the first of them shows whether a writer reached
+    them meanwhile."""
     size = _FRAME_HEADER + old.page_size
     first_at = _WAL_HEADER + old.frames * size
     head = os.pread(fd, _FRAME_HEADER, first_at)
@@ -123,8 +126,13 @@ def _left_behind(fd: int, old: dbstate.Parsed, new: dbstate.Parsed, found: set[i
     read = 0
     while True:
         frame = memoryview(os.pread(fd, size, _WAL_HEADER + (position - 1) * size))
+        if not frame:
+            end = os.fstat(fd).st_size
+            if end < old.wal_size or end != _WAL_HEADER + (position - 1) * size:
+                raise _Doubt("the WAL was cut since: frames of the generation before may be gone")
+            break
         if len(frame) != size:
-            raise _Doubt("the generation before the restart may run on past the end of the file")
+            raise _Doubt("a frame cut short")
         salts = bytes(frame[8:16])
         if salts == new.salts:
             raise _Doubt("the new generation wrote over the frames of the one before")
@@ -156,7 +164,7 @@ def changed_rowids(db_path: Path, since: str | None, now: str | None) -> set[int
         first = 1
     elif old.salts == new.salts and new.frames >= old.frames:
         first = old.frames + 1
-    elif _one_restart(old.salts, new.salts) and new.frames <= old.frames and old.page_size == new.page_size:
+    elif _one_restart(old.salts, new.salts) and new.frames < old.frames and old.page_size == new.page_size:
         restarted, first = True, 1
     else:
         return None  # restarted more than once, or over what the generation before held after `since`
