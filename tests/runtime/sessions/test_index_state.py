@@ -140,14 +140,15 @@ def test_a_copy_over_the_file_is_seen_at_load(agent_dir):
 
 
 def test_a_write_while_cireil_is_open_is_seen_at_the_next_load(agent_dir):
-    """Another process wrote, and cireil closed without looking again: the close keeps no token."""
+    """Another process wrote, and cireil closed without looking again: the close keeps no token of the content
+    with that write."""
     path = agent_dir / "sessions.db"
     store = SessionStore.for_agent(agent_dir)
     held = sqlite3.connect(path)
     try:
         save(path, "internal:new", history(random.Random(10), 2))
         store.close()
-        assert token_kept(agent_dir) is None
+        assert token_kept(agent_dir) != dbstate.content_token(path)  # the one from before that write stays
         again = SessionStore.for_agent(agent_dir)
         try:
             assert "internal:new" in ids(again)
@@ -233,7 +234,7 @@ def test_a_wal_index_it_cannot_read_gives_no_token(tmp_path, shm):
         db.close()
 
 
-def test_a_close_before_the_sweep_keeps_no_token(agent_dir, monkeypatch):
+def test_a_close_before_the_sweep_keeps_the_token_from_before(agent_dir, monkeypatch):
     """What only the sweep sees (a new last_activity of the same length, the history as it was: a failed turn of
     the original) is still looked for at the next load when cireil closed before sweeping."""
     path = agent_dir / "sessions.db"

@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_scale_index import history, make_db, save
 
@@ -225,6 +225,7 @@ OPS = st.lists(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
+@example(ops=[("other", 0), ("checkpoint", 0), ("refresh", 0), ("reload", 0)])  # a quick look, then a load
 def test_the_index_follows_every_write_as_a_scan_of_every_row_would(tmp_path_factory, ops):
     """Random writes of another process (the original's saves, hand edits, new and deleted rows, checkpoints, WAL
     restarts and cuts), looked at by a store between them: after each look every indexed fingerprint is the row's

@@ -42,6 +42,7 @@ __all__ = ["SEARCHED_ROLES", "BadText", "SideIndex", "channel_of", "preview_of",
 
 
 _CHUNK = 1 << 20  # bytes of a history hashed at a time: the hash lets other threads run meanwhile
+_UNSWEPT = "~unswept"  # after a stored token: the activity sweep was still to run for that content
 _FORGET = "INSERT INTO search_fts (search_fts, rowid, folded) VALUES ('delete', ?, ?)"
 
 
@@ -121,6 +122,7 @@ class SideIndex(Pages):
     # the content token (dbstate.py) up to which every commit is looked at: the next look reads the WAL's
     # frames after it (walscan.py); None: look at every row
     _wal_mark: str | None = None
+    _quick_looked = False  # the last look at every row read their histories' lengths alone (headers.py)
     _sweep: ActivitySweep | None = None
 
     # -- connections of the background threads ----------------------------------------------------
@@ -364,11 +366,14 @@ class SideIndex(Pages):
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if version == self._data_version:
                 return
-            if self._data_version is None and self._stored_token() == dbstate.content_token(self.path):
+            stored, swept = self._stored_token()
+            if self._data_version is None and stored is not None and stored == dbstate.content_token(self.path):
                 # a load finding sessions.db as the index was last complete for: no row to look at (the version
                 # was read first: a write after the token was read moves it, and the next look sees it)
                 self._data_version = version
-                self._wal_mark = self._stored_token()
+                self._wal_mark = stored
+                if not swept:
+                    self._sweep_activity()
                 return
             # read before the rows: what is committed up to it is all looked at below
             now = dbstate.content_token(self.path)
@@ -378,7 +383,7 @@ class SideIndex(Pages):
             # whenever it saves); a load looks at every column's length, for a hand edit of one of them alone: an
             # unreadable row is named at load, not a moment later
             loaded = self._data_version is not None
-            since = self._wal_mark if loaded else self._stored_token()
+            since = self._wal_mark if loaded else stored
             rowids = walscan.changed_rowids(self.path, since, now) if since is not None else None
             builder = self._builder
             building = builder.pending if builder is not None and builder.running() else set()
@@ -386,6 +391,9 @@ class SideIndex(Pages):
                 quick = loaded
                 rows = headers.fingerprints(self._db, self._columns, quick=quick)
                 present = set(rows)
+                # a quick look leaves a hand edit of a column beside the history to the next load: no token
+                # may say the index is complete before a whole look again
+                self._quick_looked = quick
             else:
                 quick = False  # whole fingerprints, of those rows alone
                 # every row has its entry but those the build has yet to store: then no count can tell a row went
@@ -411,7 +419,6 @@ class SideIndex(Pages):
             if gone or stale:
                 try:
                     with self._side_transaction() as side:
-                        side.execute("DELETE FROM index_state")  # incomplete until this look is done
                         if wipe:
                             side.execute("DELETE FROM search")
                             side.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
@@ -454,25 +461,33 @@ class SideIndex(Pages):
 
     # -- the content the index is complete for ----------------------------------------------------
 
-    def _stored_token(self) -> str | None:
-        """The token of sessions.db's content the side index was last complete for (dbstate.py), if any."""
+    def _stored_token(self) -> tuple[str | None, bool]:
+        """The token of sessions.db's content the side index was last complete for (dbstate.py), if any, and
+        whether the activity sweep had been done for it (else a load that finds it sweeps again)."""
         stored = self.side.execute("SELECT token FROM index_state").fetchone()
-        return stored[0] if stored is not None else None
+        if stored is None:
+            return None, True
+        token: str = stored[0]
+        return token.removesuffix(_UNSWEPT), not token.endswith(_UNSWEPT)
 
     def _complete_for_now(self) -> bool:
         token = dbstate.content_token(self.path)
-        return token is not None and self._stored_token() == token
+        return token is not None and self._stored_token()[0] == token
 
-    def _background_pending(self) -> bool:
-        builder, sweep = self._builder, self._sweep
-        if builder is not None and (builder.failure is not None or builder.pending):
-            return True
+    def _building(self) -> bool:
+        builder = self._builder
+        return builder is not None and (builder.failure is not None or bool(builder.pending))
+
+    def _sweeping(self) -> bool:
+        sweep = self._sweep
         return sweep is not None and (sweep.failure is not None or not sweep.swept_all())
 
     def _note_complete(self, side: sqlite3.Connection | None = None) -> None:
-        """Keep the token of sessions.db's content as the index is complete for it, when it is: nothing left to
-        the background, and no other connection wrote since the last look (data_version, read after the token:
-        a write in between shows). Else none is kept, and the next load looks at every row. The store's lock is
+        """Keep the token of sessions.db's content as the index is complete for it, when it is: no row left to
+        the background build, and no other connection wrote since the last look (data_version, read after the
+        token: a write in between shows); marked unswept while the activity sweep is still to run. Else the
+        token kept stays: the index was complete for that content, and what changed since lies in frames after
+        it, which the next load reads (or, when the WAL cannot tell, it looks at every row). The store's lock is
         held; `side`: a side transaction to write in (else one of its own)."""
         token = dbstate.content_token(self.path)
         seen = (
@@ -482,21 +497,22 @@ class SideIndex(Pages):
         )
         if seen:
             self._wal_mark = token  # every commit up to it is this store's own, or was looked at
-        complete = seen and not self._background_pending()
+        if not seen or self._building() or self._quick_looked:  # some rows may be as they were before
+            return
+        swept = not self._sweeping()
         if side is None:
             try:
                 with self._side_transaction() as own:
-                    self._keep_token(own, token if complete else None)
+                    self._keep_token(own, token, swept)
             except sqlite3.Error:
-                pass  # a full disk: no token, the next load looks at every row
+                pass  # a full disk: the token kept stays
         else:
-            self._keep_token(side, token if complete else None)
+            self._keep_token(side, token, swept)
 
     @staticmethod
-    def _keep_token(side: sqlite3.Connection, token: str | None) -> None:
-        side.execute("DELETE FROM index_state")
-        if token is not None:
-            side.execute("INSERT INTO index_state (id, token) VALUES (1, ?)", (token,))
+    def _keep_token(side: sqlite3.Connection, token: str, swept: bool) -> None:
+        stored = token if swept else token + _UNSWEPT
+        side.execute("INSERT OR REPLACE INTO index_state (id, token) VALUES (1, ?)", (stored,))
 
     def _build_in_background(self, rows: list[tuple[str, int]]) -> None:
         builder = self._builder

@@ -243,14 +243,15 @@ class SessionStore(SideIndex):
             try:
                 self._note_complete()
                 kept = self._complete_for_now()
+                swept = self._stored_token()[1]
             except sqlite3.Error:
                 kept = False
             self._db.close()
             if kept:
-                self._after_last_close()
+                self._after_last_close(swept)
             self.side.close()
 
-    def _after_last_close(self) -> None:
+    def _after_last_close(self, swept: bool) -> None:
         """The last connection to close checkpoints the WAL into the file and deletes it, which moves the
         file's token (dbstate.py): the index is complete for the file as that close left it. Taken when the
         WAL is gone: another process that opened the file after this close, wrote and closed again, all
@@ -260,9 +261,9 @@ class SessionStore(SideIndex):
             return
         try:
             with self._side_transaction() as side:
-                self._keep_token(side, token)
+                self._keep_token(side, token, swept)
         except sqlite3.Error:
-            pass  # no token: the next load looks at every row
+            pass  # the token kept stays
 
     def __enter__(self) -> SessionStore:
         return self
