@@ -19,7 +19,9 @@ garbage of the one before:
                     row's header)
   tool call         agent.call("session-info") in the big session, and its sessions.db writes
   list / query      list-sessions and query-sessions (raw), each the first call after another connection
-                    rewrote one Discord row the way the original's save does (INSERT .. ON CONFLICT DO UPDATE)
+                    rewrote one Discord row the way the original's save does (INSERT .. ON CONFLICT DO UPDATE):
+                    the row nearest 150,000 characters of history at every size, so that the write touches
+                    as much at 3 MB as at 1 GB and the figures compare what lies beside it
   turn              a 1-step notebook turn in the big session (a scripted model that answers at once):
                     wall time minus the model call, and the time spent in SessionStore.commit/save_state
   UPDATE floor      one bare `UPDATE sessions SET history = ?` of a row the size of the big session (its
@@ -73,6 +75,7 @@ from upstream_db import create_original_db  # noqa: E402
 GENERATOR_VERSION = 2
 BIG_ROW = "internal:notebook:big"  # the original's id of the big session
 BIG_SESSION = "notebook:big"  # cireil's id of the same row
+FOREIGN_CHARS = 150_000  # about the history of the row another connection rewrites, at every size
 OTHER_SESSION = "notebook:main"  # where read-session of the big session is called from
 RARE = "xylophonic"  # in a few user messages: what query-sessions looks for
 QUERY = {"query": RARE, "mode": "raw"}
@@ -332,7 +335,7 @@ def generate(target: Path, size: Size, seed: int) -> dict:
     )
     budget = size.megabytes * 1e6 * 0.985  # pages and record headers take the rest
     written = sessions = messages = big_messages = 0
-    foreign = None
+    guild_row = None
     kinds = ("guild",) * 11 + ("thread",) * 2 + ("dm",) * 4 + ("internal",) * 3
     db.execute("BEGIN")
     plan: list[tuple[str, int]] = [(BIG_ROW, size.big), ("tui", 40)]
@@ -353,15 +356,14 @@ def generate(target: Path, size: Size, seed: int) -> dict:
         )
         if row[0] == BIG_ROW:
             big_messages = n
-        if foreign is None and kind == "guild" and n >= 30:
-            foreign = row[0]  # the row another connection rewrites during the run
+        if guild_row is None and kind == "guild" and n >= 30:
+            guild_row = row[0]
         written += len(row[3])
         sessions += 1
         messages += n
-    if foreign is None:  # a database too small to have made one: add one
+    if guild_row is None:  # a database too small to have made one: add one (another connection rewrites one)
         row, n, _ = gen.session("guild", 40)
         db.execute(insert, row)
-        foreign = row[0]
         sessions += 1
         messages += n
     db.execute("COMMIT")
@@ -373,7 +375,6 @@ def generate(target: Path, size: Size, seed: int) -> dict:
         "sessions": sessions,
         "messages": messages,
         "big": {"id": BIG_ROW, "messages": big_messages},
-        "foreign": foreign,
         "bytes": path.stat().st_size,
     }
     (target / "info.json").write_text(json.dumps(info, indent=2) + "\n")
@@ -533,8 +534,15 @@ class CireilSide:
         # the one other connection: what the original's save does to a Discord row it holds
         self.foreign = sqlite3.connect(f"file:{self.dir / 'sessions.db'}?mode=rw", uri=True, isolation_level=None)
         self.foreign.execute("PRAGMA busy_timeout = 5000")
+        # the Discord row of history nearest FOREIGN_CHARS, at every size: the write touches as much data at
+        # 3 MB as at 1 GB, so that its figures compare what the database holds beside that row
+        self.foreign_id, self.foreign_chars = self.foreign.execute(
+            "SELECT id, length(history) FROM sessions WHERE channel = 'discord'"
+            " ORDER BY abs(length(history) - ?), id LIMIT 1",
+            (FOREIGN_CHARS,),
+        ).fetchone()
         row = self.foreign.execute(
-            "SELECT channel, meta, history FROM sessions WHERE id = ?", (info["foreign"],)
+            "SELECT channel, meta, history FROM sessions WHERE id = ?", (self.foreign_id,)
         ).fetchone()
         self.foreign_row = list(row)
         self.foreign_turns = 0
@@ -617,7 +625,7 @@ class CireilSide:
             " active_file_sections = excluded.active_file_sections, history = excluded.history,"
             " history_cursor = excluded.history_cursor, last_activity = excluded.last_activity,"
             " meta = excluded.meta, opened_files = excluded.opened_files",
-            (channel, history, self.info["foreign"], iso(now), meta),
+            (channel, history, self.foreign_id, iso(now), meta),
         )
 
     def list_after_write(self) -> float:
@@ -985,9 +993,11 @@ def main() -> int:
     print(f"\nsessions at scale: median of {args.reps} rounds, interleaved; {time.perf_counter() - started:.0f} s")
     for size in sizes:
         info = infos[size.label]
+        rewritten = cireil_sides[size.label].foreign_chars if size.label in cireil_sides else None
         print(
             f"  {size.label:>7}: {info['bytes'] / 1e6:,.1f} MB, {info['sessions']} sessions,"
             f" {info['messages']:,} messages; the big one {info['big']['messages']:,}"
+            + (f"; the row rewritten by another connection {rewritten:,} characters" if rewritten else "")
         )
     print()
     for line in table(sizes, samples, infos, has_original):
