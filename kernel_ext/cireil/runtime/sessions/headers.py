@@ -99,27 +99,35 @@ def _of_rowids(db: sqlite3.Connection, columns: Sequence[str], rowids: list[int]
     return found
 
 
-def some(
-    db: sqlite3.Connection, columns: Sequence[str], rowids: set[int], known: set[str]
-) -> tuple[dict[str, tuple[str, int]], set[str]]:
-    """The whole (fingerprint, history bytes) of the rows with these rowids and of the rows whose id is not in
-    `known`, and the id of every row there is, all from one snapshot (walscan.py's rows). `known`: the ids of
-    every row there was when `rowids` were taken, besides those written since (every row written is among
-    `rowids`): then the row count alone tells whether one went, without reading every id (a third of a
+def at_rowids(
+    db: sqlite3.Connection, columns: Sequence[str], rowids: set[int]
+) -> tuple[dict[str, tuple[str, int]], int]:
+    """The whole (fingerprint, history bytes) of the rows with these rowids (walscan.py's), and how many rows
+    there are, from one snapshot: the count tells whether a row went without reading every id (a third of a
     look after another process wrote, at 283 MB)."""
     began = not db.in_transaction
     if began:
         db.execute("BEGIN")
     try:
         (count,) = db.execute("SELECT count(*) FROM sessions").fetchone()  # leaf pages only: ~0.1 ms at 283 MB
-        found = _of_rowids(db, columns, sorted(rowids))
-        new = [row_id for row_id in found if row_id not in known]
-        if known and count == len(known) + len(new):
-            return found, known | set(found)
+        return _of_rowids(db, columns, sorted(rowids)), count
+    finally:
+        if began and db.in_transaction:
+            db.execute("COMMIT")
+
+
+def with_unknown(
+    db: sqlite3.Connection, columns: Sequence[str], rowids: set[int], known: set[str]
+) -> tuple[dict[str, tuple[str, int]], set[str]]:
+    """The whole (fingerprint, history bytes) of the rows with these rowids and of the rows whose id is not in
+    `known`, and the id of every row there is, all from one snapshot."""
+    began = not db.in_transaction
+    if began:
+        db.execute("BEGIN")
+    try:
         present = dict(db.execute("SELECT id, rowid FROM sessions").fetchall())
-        unknown = sorted(r for i, r in present.items() if i not in known and i not in found)
-        found.update(_of_rowids(db, columns, unknown))
-        return found, set(present)
+        wanted = rowids.intersection(present.values()) | {r for i, r in present.items() if i not in known}
+        return _of_rowids(db, columns, sorted(wanted)), set(present)
     finally:
         if began and db.in_transaction:
             db.execute("COMMIT")

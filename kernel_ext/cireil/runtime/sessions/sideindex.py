@@ -377,7 +377,6 @@ class SideIndex(Pages):
                 return
             # read before the rows: what is committed up to it is all looked at below
             now = dbstate.content_token(self.path)
-            indexed = dict(self.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
             # the rows on the pages written since the last look (walscan.py), when the WAL tells; else every row:
             # after another connection wrote, the history lengths tell its saves (the original rewrites the history
             # whenever it saves); a load looks at every column's length, for a hand edit of one of them alone: an
@@ -389,16 +388,17 @@ class SideIndex(Pages):
             building = builder.pending if builder is not None and builder.running() else set()
             if rowids is None:
                 quick = loaded
+                indexed = self._indexed()
                 rows = headers.fingerprints(self._db, self._columns, quick=quick)
-                present = set(rows)
+                gone = [rid for rid in indexed if rid not in rows]
                 # a quick look leaves a hand edit of a column beside the history to the next load: no token
                 # may say the index is complete before a whole look again
                 self._quick_looked = quick
             else:
                 quick = False  # whole fingerprints, of those rows alone
-                # every row has its entry but those the build has yet to store: then no count can tell a row went
-                known = set() if building or (builder is not None and builder.failure) else set(indexed)
-                rows, present = headers.some(self._db, self._columns, rowids, known)
+                # every row has its entry but those the build has yet to store: then no count tells a row went
+                doubt = bool(building) or (builder is not None and builder.failure is not None)
+                rows, indexed, gone = self._written_rows(rowids, doubt)
             stale = [(rid, fp, size) for rid, (fp, size) in rows.items() if not headers.matches(indexed.get(rid), fp)]
             if quick and stale:  # what is stored is the whole fingerprint
                 # a row whose id is not UTF-8 cannot be named in a query: it is indexed as unreadable as scanned
@@ -409,11 +409,12 @@ class SideIndex(Pages):
                 stale = [(rid, found[0], found[1]) for rid, found in whole.items() if found is not None]
             later = [rid for rid, _, _ in stale if rid in building]
             stale = [item for item in stale if item[0] not in building]
-            gone = [rid for rid in indexed if rid not in present]
             # no indexed row has a fingerprint of this cireil's form (a side file of an earlier cireil), and
             # much to index: emptied first, so the build does not forget each old search row one by one (as
-            # costly as adding it)
-            earlier = all(headers.history_bytes(fp.removeprefix("?")) is None for fp in indexed.values())
+            # costly as adding it); never so after the WAL told which rows to look at (a token of this cireil's)
+            earlier = rowids is None and all(
+                headers.history_bytes(fp.removeprefix("?")) is None for fp in indexed.values()
+            )
             wipe = bool(indexed) and earlier and not later and sum(size for *_, size in stale) > self.INLINE_INDEX_BYTES
             background: list[tuple[str, int]] = []
             if gone or stale:
@@ -450,7 +451,7 @@ class SideIndex(Pages):
             if background:
                 self._build_in_background(background)
             self._wal_mark = now
-            swept = loaded or len(indexed) > len(stale)
+            swept = loaded or self._indexed_count() > len(stale)
             if swept:
                 # another process wrote since the last look (or this is a load with an index from before): the
                 # one change a fingerprint can miss that list-sessions shows is looked for off this thread
@@ -513,6 +514,33 @@ class SideIndex(Pages):
     def _keep_token(side: sqlite3.Connection, token: str, swept: bool) -> None:
         stored = token if swept else token + _UNSWEPT
         side.execute("INSERT OR REPLACE INTO index_state (id, token) VALUES (1, ?)", (stored,))
+
+    def _indexed(self) -> dict[str, str]:
+        """Every indexed row's fingerprint."""
+        return dict(self.side.execute("SELECT session_id, fingerprint FROM indexed_sessions").fetchall())
+
+    def _indexed_count(self) -> int:
+        return self.side.execute("SELECT count(*) FROM indexed_sessions").fetchone()[0]
+
+    def _written_rows(self, rowids: set[int], doubt: bool) -> tuple[dict, dict[str, str], list[str]]:
+        """What to compare after the WAL named the rowids written since the last look: the rows' whole
+        fingerprints, their index entries, and the rows gone. Every row there was has its entry, and every row
+        written since is among those named: when the row count is the entries' and the new rows', none went,
+        and no other entry is read (`doubt`: rows left to the background build have none yet)."""
+        rows, count = headers.at_rowids(self._db, self._columns, rowids)
+        ids = list(rows)
+        entries: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT session_id, fingerprint FROM indexed_sessions WHERE session_id IN ({marks})"
+            entries.update(self.side.execute(sql, part).fetchall())
+        new = sum(1 for rid in rows if rid not in entries)
+        if not doubt and count == self._indexed_count() + new:
+            return rows, entries, []
+        indexed = self._indexed()
+        rows, present = headers.with_unknown(self._db, self._columns, rowids, set() if doubt else set(indexed))
+        return rows, indexed, [rid for rid in indexed if rid not in present]
 
     def _build_in_background(self, rows: list[tuple[str, int]]) -> None:
         builder = self._builder
