@@ -13,6 +13,7 @@ message is still written back as the very characters it had.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +43,9 @@ class Plan:
     ups: list[dict]
     written: list[dict]  # the memory messages behind texts
     kept: dict[int, Kept]  # id(message) -> Kept, for every written message
-    order: list[int]  # id() of every history position looked at, written or not
+    # every history message looked at, written or not, in order: held, so that no id() of one that left the
+    # history can come back as another's
+    order: list[dict]
     flags: list[int]  # 1 where that position was written
     extras: dict[int, tuple[str, dict]]  # written index -> (signature, extras)
     refs: list[tuple[str, str]]  # images named by what was encoded now (older ones have their rows)
@@ -68,7 +71,7 @@ class RowText:
     """The kept encoding of one session's row; empty (everything encoded at the first write) for a new one."""
 
     kept: dict[int, Kept] = field(default_factory=dict)
-    order: list[int] = field(default_factory=list)
+    order: list[dict] = field(default_factory=list)
     flags: list[int] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     ups: list[dict] = field(default_factory=list)
@@ -101,7 +104,7 @@ class RowText:
         ids = {e["id"] for e in elements if isinstance(e, dict) and isinstance(e.get("id"), str)}
         made = cls(
             kept,
-            [id(m) for m in history],
+            list(history),
             [1] * len(history),
             texts,
             list(elements),
@@ -128,16 +131,15 @@ class RowText:
         """The same history with messages appended (and some touched): None when it is not that."""
         if not self.order and self.kept:
             return None
-        ids = list(map(id, history))
         order, flags = self.order, self.flags
-        if ids[: len(order)] != order:
-            now = set(ids)
-            gone = [i for i in order if i not in now]
-            if any(i in self.kept for i in gone):
+        if not _starts_with(history, order):
+            now = set(map(id, history))
+            gone = [m for m in order if id(m) not in now]
+            if any(id(m) in self.kept for m in gone):
                 return None  # a written message left the history: encode it whole
-            keep = [(i, f) for i, f in zip(order, flags, strict=True) if i in now]
-            order, flags = [i for i, _ in keep], [f for _, f in keep]
-            if ids[: len(order)] != order:
+            keep = [(m, f) for m, f in zip(order, flags, strict=True) if id(m) in now]
+            order, flags = [m for m, _ in keep], [f for _, f in keep]
+            if not _starts_with(history, order):
                 return None
         tail = history[len(order) :]
         if committed is not None:
@@ -175,7 +177,7 @@ class RowText:
         new_order, new_flags = list(order), list(flags)
         for message in tail:
             up, extra = encode(message, refs)
-            new_order.append(id(message))
+            new_order.append(message)
             if up is None:
                 new_flags.append(0)
                 continue
@@ -194,7 +196,7 @@ class RowText:
             written_ids = {u["id"] for u in ups if isinstance(u.get("id"), str)}
         else:
             written_ids = self.written_ids | {u["id"] for u in ups[len(self.ups) :] if isinstance(u.get("id"), str)}
-        stored_cursor = sum(new_flags[:cursor])
+        stored_cursor = new_flags[:cursor].count(1)
         conv = self.conv + _conversation_counts(written[len(self.conv) :], self.conv[-1] if self.conv else 0)
         plan = Plan(
             texts,
@@ -230,7 +232,7 @@ class RowText:
             [],
             self.written_ids,
             None,
-            sum(self.flags[:cursor]),
+            self.flags[:cursor].count(1),
             self.conv,
             appended_only=True,
         )
@@ -244,7 +246,7 @@ class RowText:
         ups: list[dict] = []
         written: list[dict] = []
         kept: dict[int, Kept] = {}
-        order: list[int] = []
+        order: list[dict] = []
         flags: list[int] = []
         extras: dict[int, tuple[str, dict]] = {}
         refs: list[tuple[str, str]] = []
@@ -252,7 +254,7 @@ class RowText:
         for message in history:
             if committed is not None and id(message) not in committed:
                 continue
-            order.append(id(message))
+            order.append(message)
             up, extra = encode(message, refs)
             if up is None:
                 flags.append(0)
@@ -278,7 +280,7 @@ class RowText:
             first_change = len(texts)
         written_ids = {u["id"] for u in ups if isinstance(u.get("id"), str)}
         # the cursor counts stored messages before it: positions of history, committed or not, as before
-        positions = {key: flag for key, flag in zip(order, flags, strict=True)}
+        positions = {id(message): flag for message, flag in zip(order, flags, strict=True)}
         stored_cursor = sum(positions.get(id(m), 0) for m in history[:cursor])
         plan = Plan(
             texts,
@@ -313,6 +315,12 @@ class RowText:
         self.texts, self.ups, self.written = plan.texts, plan.ups, plan.written
         self.extras, self.written_ids = plan.extras, plan.written_ids
         self.conv, self.hasher, self.text = plan.conv, plan.hasher, plan.history_text
+
+
+def _starts_with(history: list[dict], order: list[dict]) -> bool:
+    """Whether history begins with these very messages (identity, compared in C: a long session's history is
+    looked at after every tool call)."""
+    return len(history) >= len(order) and all(map(operator.is_, history, order))
 
 
 def array_text(texts: list[str]) -> str:

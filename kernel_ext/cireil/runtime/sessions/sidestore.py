@@ -120,13 +120,21 @@ CREATE TABLE IF NOT EXISTS pages (
 """
 
 # Added to version 1 files as they are opened: the content of sessions.db the index was last complete for
-# (dbstate.py), so that a load that finds sessions.db as it was then looks at no row.
+# (dbstate.py), so that a load that finds sessions.db as it was then looks at no row; and list-sessions' order
+# as an index, so that a page of it reads that page's rows, not every session's.
 _STATE = """
 CREATE TABLE IF NOT EXISTS index_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     token TEXT NOT NULL               -- dbstate.content_token of sessions.db
 );
+CREATE INDEX IF NOT EXISTS indexed_by_shown_time ON indexed_sessions (COALESCE(last_ts, 0), mem_id);
 """
+# what each of those scripts makes: run (all of it is IF NOT EXISTS) when one is missing
+_ADDED = (
+    (("original_holders", "row_births"), _SHARING),
+    (("paged_sessions", "pages"), _PAGES),
+    (("index_state", "indexed_by_shown_time"), _STATE),
+)
 
 
 def open_memory_side() -> sqlite3.Connection:
@@ -154,10 +162,8 @@ def open_side(agent_dir: Path) -> sqlite3.Connection:
         return open_side(agent_dir)
     if version == 0:
         db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SIDE_VERSION};COMMIT;")
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'row_births'").fetchone() is None:
-        db.executescript(f"BEGIN IMMEDIATE;{_SHARING}COMMIT;")
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'pages'").fetchone() is None:
-        db.executescript(f"BEGIN IMMEDIATE;{_PAGES}COMMIT;")
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'index_state'").fetchone() is None:
-        db.executescript(f"BEGIN IMMEDIATE;{_STATE}COMMIT;")
+    present = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    for names, script in _ADDED:
+        if not present.issuperset(names):
+            db.executescript(f"BEGIN IMMEDIATE;{script}COMMIT;")
     return db
