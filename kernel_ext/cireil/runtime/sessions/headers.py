@@ -1,5 +1,9 @@
 """A fingerprint of each sessions.db row taken from its record header, without reading its history.
 
+Which rows to look at after another process wrote comes first from the WAL (walscan.py names the rows on the
+pages written since the last look); the scan of every row below is what a look falls back to when the WAL
+cannot tell, and what a load does when the side index does not hold the content as it last saw it (dbstate.py).
+
 What SQLite offers for telling which rows another process changed, measured on a 283 MB database of 649 rows
 (SQLite 3.40, as Python's sqlite3 links it here: no `octet_length`):
   - `length(history)` counts characters, so it reads every history value: 0.3-0.4 s, and 4x that at 1.1 GB;

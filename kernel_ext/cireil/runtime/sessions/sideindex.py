@@ -4,10 +4,10 @@ The index is derived data: rows of sessions.db are indexed when cireil writes th
 process changed them. SQLite's data_version says some other connection wrote; the WAL's frames since the last
 look name the rows on the pages written (walscan.py), and a fingerprint of each of those rows taken from its
 record header (headers.py: rowid, the byte lengths of its columns, meta's length, channel), read without
-reading any history, says which changed. When the WAL cannot tell (it restarted since, after a checkpoint),
-every row's fingerprint is read. A load that finds sessions.db as the index was last complete for (dbstate.py)
-looks at no row. A row the original only appended to (its usual save) is indexed
-from where it was, after its earlier text hashed the same (_append_only). Deleting the side file only costs a
+reading any history, says which changed. When the WAL cannot tell (it restarted more than once since, or was
+cut), every row's fingerprint is read. A load that finds sessions.db as the index was last complete for
+(dbstate.py) looks at no row. A row the original only appended to (its usual save) is indexed from where it
+was, after its earlier text hashed the same (_append_only). Deleting the side file only costs a
 rebuild: one of more than INLINE_INDEX_BYTES of history (the first open of an original's agent) is built in the
 background (indexbuild.py) while everything else works; list-sessions and query-sessions then answer from what
 is indexed so far and say how far the build is (`index_status`)."""
