@@ -7,12 +7,14 @@ frames committed since the token are every row written since, and a few more (it
 rows of other tables). The caller then looks at those rows alone, whatever the size of the file. What this
 cannot see, the header fingerprint cannot see either (headers.py): a row rewritten with every column of the
 same length and the same first bytes (SQLite then rewrites its overflow pages in place, not its leaf page).
-Rows deleted are not on any page: the caller compares the row ids it indexed with those there are now.
+Rows deleted are not on any page: the caller counts the rows.
 
 Frames are only ever overwritten after a WAL restart, and a restart gives the WAL new salts (its first salt
 counts restarts) in the WAL-index before any frame is written; so frames read between two looks at the same
-salts are the committed ones. Any doubt (a restart since the token, a file changed outside the WAL, a torn
-or short read, a page that does not parse, more than MAX_BYTES to read) gives None: the caller scans every row.
+salts are the committed ones. After one restart, what the generation before wrote past the token still lies
+past the new one's frames (_left_behind). Any doubt (more restarts, a new generation over those frames, a WAL
+cut since, a file changed outside the WAL, a torn or short read, a page that does not parse, more than
+MAX_BYTES to read) gives None: the caller scans every row.
 """
 
 from __future__ import annotations
