@@ -31,7 +31,8 @@ text and check what they read (pages.py), and opening a session decodes its row:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 VERSION = "h1"  # fingerprints of another form (an earlier cireil's) never match: those rows are indexed again
 _SIZED = ("history", "opened_files", "last_activity", "active_file_sections")
@@ -70,17 +71,23 @@ def _fingerprints(db: sqlite3.Connection, rows: list[tuple], quick: bool) -> dic
     return out
 
 
-def _read(db: sqlite3.Connection, sql: str, args: tuple, quick: bool = False) -> dict[str, tuple[str, int]]:
-    # one read transaction: every row from the same snapshot, and one WAL read lock for all the blob handles
-    # instead of one each
+@contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction, unless the caller holds one already: every row from the same snapshot, and one WAL
+    read lock for all the blob handles instead of one each."""
     began = not db.in_transaction
     if began:
         db.execute("BEGIN")
     try:
-        return _fingerprints(db, db.execute(sql, args).fetchall(), quick)
+        yield
     finally:
         if began and db.in_transaction:
             db.execute("COMMIT")
+
+
+def _read(db: sqlite3.Connection, sql: str, args: tuple, quick: bool = False) -> dict[str, tuple[str, int]]:
+    with _snapshot(db):
+        return _fingerprints(db, db.execute(sql, args).fetchall(), quick)
 
 
 def fingerprints(db: sqlite3.Connection, columns: Sequence[str], *, quick: bool = False) -> dict[str, tuple[str, int]]:
@@ -109,15 +116,9 @@ def at_rowids(
     """The whole (fingerprint, history bytes) of the rows with these rowids (walscan.py's), and how many rows
     there are, from one snapshot: the count tells whether a row went without reading every id (a third of a
     look after another process wrote, at 283 MB)."""
-    began = not db.in_transaction
-    if began:
-        db.execute("BEGIN")
-    try:
+    with _snapshot(db):
         (count,) = db.execute("SELECT count(*) FROM sessions").fetchone()  # leaf pages only: ~0.1 ms at 283 MB
         return _of_rowids(db, columns, sorted(rowids)), count
-    finally:
-        if began and db.in_transaction:
-            db.execute("COMMIT")
 
 
 def with_unknown(
@@ -125,16 +126,10 @@ def with_unknown(
 ) -> tuple[dict[str, tuple[str, int]], set[str]]:
     """The whole (fingerprint, history bytes) of the rows with these rowids and of the rows whose id is not in
     `known`, and the id of every row there is, all from one snapshot."""
-    began = not db.in_transaction
-    if began:
-        db.execute("BEGIN")
-    try:
+    with _snapshot(db):
         present = dict(db.execute("SELECT id, rowid FROM sessions").fetchall())
         wanted = rowids.intersection(present.values()) | {r for i, r in present.items() if i not in known}
         return _of_rowids(db, columns, sorted(wanted)), set(present)
-    finally:
-        if began and db.in_transaction:
-            db.execute("COMMIT")
 
 
 def matches(stored: str | None, scanned: str) -> bool:
