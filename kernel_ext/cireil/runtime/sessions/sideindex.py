@@ -366,22 +366,23 @@ class SideIndex(Pages):
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if version == self._data_version:
                 return
-            stored, swept = self._stored_token()
-            if self._data_version is None and stored is not None and stored == dbstate.content_token(self.path):
-                # a load finding sessions.db as the index was last complete for: no row to look at (the version
-                # was read first: a write after the token was read moves it, and the next look sees it)
+            loaded = self._data_version is not None
+            # the token kept serves a load alone: a look after that goes on from the mark of the last one
+            stored, swept = (None, True) if loaded else self._stored_token()
+            # read after the version and before the rows: what is committed up to it is all looked at below
+            now = dbstate.content_token(self.path)
+            if stored is not None and stored == now:
+                # a load finding sessions.db as the index was last complete for: no row to look at (a write after
+                # the token was read moves the version, and the next look sees it)
                 self._data_version = version
                 self._wal_mark = stored
                 if not swept:
                     self._sweep_activity()
                 return
-            # read before the rows: what is committed up to it is all looked at below
-            now = dbstate.content_token(self.path)
             # the rows on the pages written since the last look (walscan.py), when the WAL tells; else every row:
             # after another connection wrote, the history lengths tell its saves (the original rewrites the history
             # whenever it saves); a load looks at every column's length, for a hand edit of one of them alone: an
             # unreadable row is named at load, not a moment later
-            loaded = self._data_version is not None
             since = self._wal_mark if loaded else stored
             rowids = walscan.changed_rowids(self.path, since, now) if since is not None else None
             builder = self._builder
