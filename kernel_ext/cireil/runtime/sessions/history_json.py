@@ -46,6 +46,12 @@ def ext_for(media_type: str) -> str:
     return EXTENSIONS.get(media_type, ".bin")
 
 
+# the stored milliseconds a time is shown for: inside datetime's years 1-9999 with a day to spare for the local
+# offset; a number outside is kept as it is, like a time that is not a number (a hand-edited row's)
+MIN_MS = -62135596800000 + 86400000
+MAX_MS = 253402300799999 - 86400000
+
+
 def ms_to_iso(ms: int) -> str:
     spec = "seconds" if ms % 1000 == 0 else "milliseconds"
     return datetime.fromtimestamp(ms / 1000, UTC).astimezone().isoformat(timespec=spec)
@@ -140,7 +146,7 @@ def decode_message(up: Any, index: int, load_image: ImageLoader) -> dict:
         mem["_noid"] = True
     mem["role"] = role
     stamp = up.get("timestamp")
-    if isinstance(stamp, int) and not isinstance(stamp, bool):
+    if isinstance(stamp, int) and not isinstance(stamp, bool) and MIN_MS <= stamp <= MAX_MS:
         mem["timestamp"] = ms_to_iso(stamp)
     else:
         mem["timestamp"] = None
