@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import pickle
 import random
 import shutil
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -21,10 +24,11 @@ from cireil.render import result_bundle
 from cireil.runtime.sessions import SessionStore, headers
 from cireil.runtime.sessions import history_json as hj
 from cireil.runtime.sessions.errors import SessionFormatError
-from cireil.runtime.sessions.indexbuild import IndexBuilder, index_row, of_messages, shown_time
+from cireil.runtime.sessions.indexbuild import IndexBuilder, RowIndex, index_row, of_messages, shown_time
 from cireil.runtime.sessions.messages import user_message
 from cireil.runtime.sessions.sideindex import SideIndex
 from cireil.runtime.sessions.sidestore import SIDE_FILE
+from cireil.runtime.sessions.workerpipe import WorkerProcess, plain_loads
 from cireil.runtime.toolkit.result import ToolResult
 from conftest import MINIMAL_TOOLS, make_agent
 from conversationkit import Harness
@@ -407,6 +411,172 @@ def test_a_side_file_of_an_earlier_cireil_is_indexed_again(big_db, tmp_path, mon
         store.close()
 
 
+# -- the build's worker processes -------------------------------------------------------------------
+
+
+def through_workers(monkeypatch: pytest.MonkeyPatch) -> list[WorkerProcess]:
+    """Every build reads through two worker processes, whatever its size and the machine's cores; the list fills
+    with the workers started."""
+    started: list[WorkerProcess] = []
+    real = WorkerProcess.__init__
+
+    def recorded(self, *args):
+        real(self, *args)
+        started.append(self)
+
+    monkeypatch.setattr(WorkerProcess, "__init__", recorded)
+    monkeypatch.setattr(IndexBuilder, "workers_for", classmethod(lambda cls, size: 2))
+    return started
+
+
+def odd_rows(path: Path) -> None:
+    """Rows a worker must hand back as the kernel reads them: text that is not UTF-8, in last_activity and in
+    the history itself, and a history no JSON parser takes."""
+    raw = sqlite3.connect(path, isolation_level=None)
+    try:
+        for row_id, history, activity in (
+            ("internal:bad-activity", "[]", b"2026-01-01\xff"),
+            ("internal:bad-history", b'[{"role":"user","content":"\xfe"}]', None),
+            ("internal:no-json", "[{", None),
+        ):
+            raw.execute(
+                "INSERT INTO sessions (id, channel, meta, history, opened_files, last_activity, history_cursor,"
+                " active_file_sections) VALUES (?, 'internal', '{}', CAST(? AS TEXT), '[]', CAST(? AS TEXT), 0, '{}')",
+                (row_id, history, activity),
+            )
+    finally:
+        raw.close()
+
+
+def alive(workers: list[WorkerProcess]) -> list[int]:
+    return [w.process.pid for w in workers if w.process.poll() is None]
+
+
+def test_a_build_through_worker_processes_indexes_as_a_build_here_does(big_db, tmp_path, monkeypatch):
+    reference = agent_copy(big_db, tmp_path / "reference")
+    odd_rows(reference / "sessions.db")
+    expected = inline_index(reference, monkeypatch)
+    errors = {s["id"]: s["preview"] for s in expected[0] if s["preview"].startswith("[unreadable")}
+    assert len(errors) == 3
+    directory = agent_copy(big_db, tmp_path / "agent")
+    odd_rows(directory / "sessions.db")
+    started = through_workers(monkeypatch)
+    store = SessionStore.for_agent(directory)
+    try:
+        got = index_of(store)
+        assert store._builder.failure is None
+    finally:
+        store.close()
+    assert len(started) == 2 and alive(started) == []
+    assert got == expected
+
+
+def test_a_worker_runs_apart_from_the_kernels_interrupts(big_db, tmp_path, monkeypatch):
+    """The notebook's stop button signals the kernel's process group: a worker is in a session of its own."""
+    started = through_workers(monkeypatch)
+    store = SessionStore.for_agent(agent_copy(big_db, tmp_path / "agent"))
+    try:
+        assert store._builder is not None
+        deadline = time.monotonic() + 30
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sessions = {os.getsid(w.process.pid) for w in started if w.process.poll() is None}
+        assert os.getsid(0) not in sessions
+    finally:
+        store.close()
+
+
+def test_a_worker_that_dies_leaves_its_rows_to_be_read_here(big_db, tmp_path, monkeypatch):
+    expected = inline_index(agent_copy(big_db, tmp_path / "reference"), monkeypatch)
+    started = through_workers(monkeypatch)
+    real = WorkerProcess.answer
+
+    def killed_after_one(self):
+        answer = real(self)
+        self.process.kill()  # as the kernel's out-of-memory killer would: its answers end mid-stream
+        return answer
+
+    monkeypatch.setattr(WorkerProcess, "answer", killed_after_one)
+    store = SessionStore.for_agent(agent_copy(big_db, tmp_path / "agent"))
+    try:
+        got = index_of(store)
+        assert store._builder.failure is None
+    finally:
+        store.close()
+    assert len(started) == 2 and alive(started) == []
+    assert got == expected
+
+
+def test_without_a_worker_the_build_reads_here(big_db, tmp_path, monkeypatch):
+    expected = inline_index(agent_copy(big_db, tmp_path / "reference"), monkeypatch)
+    through_workers(monkeypatch)
+    monkeypatch.setattr(sys, "executable", "")  # an embedded Python: no interpreter to start
+    store = SessionStore.for_agent(agent_copy(big_db, tmp_path / "agent"))
+    try:
+        assert index_of(store) == expected
+    finally:
+        store.close()
+
+
+def test_closing_the_agent_ends_its_workers(big_db, tmp_path, monkeypatch):
+    started = through_workers(monkeypatch)
+    reached = threading.Event()
+    real = WorkerProcess.answer
+
+    def held(self):
+        reached.set()
+        while not builder._stop.wait(0.02):  # holds the reader until close() stops the build
+            pass
+        return real(self)
+
+    monkeypatch.setattr(WorkerProcess, "answer", held)
+    store = SessionStore.for_agent(agent_copy(big_db, tmp_path / "agent"))
+    builder = store._builder
+    assert builder is not None and reached.wait(30)
+    begun = time.perf_counter()
+    store.close()
+    assert time.perf_counter() - begun < 5
+    assert not any(thread.is_alive() for thread in builder._threads)
+    assert started and alive(started) == []
+
+
+def test_a_worker_says_what_reading_a_row_raised(tmp_path):
+    bogus = tmp_path / "sessions.db"
+    bogus.write_bytes(b"not a database at all" * 100)
+    columns = ["id", "channel", "meta", "history", "opened_files", "last_activity", "history_cursor"]
+    worker = WorkerProcess(f"file:{bogus}?mode=ro", columns)
+    try:
+        worker.ask(["internal:a"])
+        kind, message = worker.answer()
+        assert kind == "failed" and message.startswith("DatabaseError:") and "not a database" in message
+    finally:
+        worker.end()
+    worker = WorkerProcess(f"file:{bogus}?mode=ro", ["id"])  # a setup that raises: said for every row asked
+    try:
+        worker.ask(["internal:a", "internal:b"])
+        assert [worker.answer()[0], worker.answer()[0]] == ["failed", "failed"]
+    finally:
+        worker.end()
+    assert worker.process.returncode is not None
+
+
+def test_the_kernel_takes_plain_values_only_from_a_worker():
+    assert plain_loads(pickle.dumps(("entry", 5, ("fp", None, [(1, "user", "", 1.5, "hi")])))) == (
+        "entry",
+        5,
+        ("fp", None, [(1, "user", "", 1.5, "hi")]),
+    )
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, ("touch /tmp/cireil-pwned",))
+
+    for hostile in (pickle.dumps(Boom()), pickle.dumps(RowIndex("r", "fp")), pickle.dumps(sqlite3.Row)):
+        with pytest.raises(pickle.UnpicklingError, match="only plain values"):
+            plain_loads(hostile)
+    assert not Path("/tmp/cireil-pwned").exists()
+
+
 # -- the fast row reader ----------------------------------------------------------------------------
 
 
@@ -431,7 +601,29 @@ MUTATIONS = [
     lambda m: m.update(content={"type": "text", "content": ""}),
     lambda m: m.update(content=[{"type": "text", "content": "a"}, {"type": "text", "content": "b"}]),
     lambda m: m.update(extra={"kept": True}),
+    # what json and orjson read differently, or only one of them reads (see indexbuild._parsed)
+    lambda m: m.update(timestamp=2**64),
+    lambda m: m.update(timestamp=-(2**63) - 1),
+    lambda m: m.update(timestamp=1772000000000.5),
+    lambda m: m.update(extra={"big": 2**70, "negative": -(2**64), "nan": float("nan"), "inf": float("inf")}),
+    lambda m: m.update(extra="@deep@"),
+    lambda m: m.update(extra="@surrogate@"),
+    lambda m: m.update(content={"type": "text", "content": "@surrogate@"}),
 ]
+# written into the JSON text by hand (json.dumps writes neither)
+SPELLED = {'"@deep@"': "[" * 1500 + "]" * 1500, '"@surrogate@"': '"\\ud800 alone"'}
+
+
+def spelled(messages: list[dict]) -> str:
+    text = up.dumps(messages)
+    for marker, raw in SPELLED.items():
+        text = text.replace(marker, raw)
+    return text
+
+
+def as_shown(entry: RowIndex) -> tuple:
+    items = [(pos, role, shown_time(stamp, ts), ts, text) for pos, role, stamp, ts, text in entry.items]
+    return entry.error, entry.count, entry.preview, entry.elements, items
 
 
 def test_the_fast_reader_says_what_the_whole_decode_says(tmp_path):
@@ -443,8 +635,12 @@ def test_the_fast_reader_says_what_the_whole_decode_says(tmp_path):
             for _ in range(rng.randint(0, 3)):
                 if messages:
                     rng.choice(MUTATIONS)(rng.choice(messages))
-            row = ("internal", "{}", up.dumps(messages), "[]", None, 0, "{}")
+            row = ("internal", "{}", spelled(messages), "[]", None, 0, "{}")
             got = index_row(f"internal:r{n}", row, "fp", store._decode, store._row_problem)
+            # from the row's bytes (orjson) as from its text (json): the same entry
+            raw = row[2].encode("utf-8")
+            from_bytes = index_row(f"internal:r{n}", row, "fp", store._decode, store._row_problem, raw)
+            assert as_shown(from_bytes) == as_shown(got), messages
             try:
                 decoded, _, _ = store._decode(f"internal:r{n}", row, images=False)
             except SessionFormatError as exc:

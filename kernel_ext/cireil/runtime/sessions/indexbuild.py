@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import queue
 import re
 import sqlite3
@@ -36,6 +37,7 @@ from . import headers
 from . import history_json as hj
 from .errors import SessionFormatError
 from .messages import searchable_text
+from .workerpipe import WorkerProcess
 
 SEARCHED_ROLES = ("user", "assistant")
 _ALLOWED = {"user": hj.USER_BLOCKS, "assistant": hj.ASSISTANT_BLOCKS, "system": frozenset({"text"})}
@@ -176,8 +178,10 @@ def _fast(row_id: str, fingerprint: str, elements: list) -> RowIndex | None:
             # '': the time is the stored milliseconds (ts), shown as ms_to_iso shows them when a query returns
             # it (not made for every message here: a tenth of a build's time); ts is then the same double as
             # to_epoch(ms_to_iso(ms)) gives (a whole number of microseconds, read back exactly)
-            if type(stamp) is int:
+            if type(stamp) is int and hj.MIN_MS <= stamp <= hj.MAX_MS:
                 items.append((pos, role, "", stamp / 1000, "\n".join(texts)))
+            elif type(stamp) is float:  # never the original's; and maybe an integer orjson read (see _parsed)
+                return None
             else:
                 items.append((pos, role, None, 0, "\n".join(texts)))
     preview = preview_of(hj.decode_message(elements[last], last, _no_images)) if last is not None else ""
@@ -202,21 +206,41 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _parsed(text: str, raw: bytes | None) -> list:
+    """The history's elements for _fast. orjson parses the bytes in two thirds of json's time (a third of an
+    index build's reading). Where they differ, json decides: orjson refuses what json takes (NaN, lone
+    surrogates, deep nesting) and is then not used; the one value it reads differently, an integer outside
+    64 bits (a float to orjson), matters to _fast only as a timestamp, and a float timestamp sends the row to
+    the slow way, which parses with json."""
+    if raw is not None:
+        import orjson  # lazy: ~30 ms of imports that only an index build needs
+
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = None
+        if type(value) is list:
+            return value
+    return hj.parse_history(text)
+
+
 def index_row(
     row_id: str,
     row: tuple,
     fingerprint: str,
     decode: Callable[..., tuple[list[dict], list, dict]],
     row_problem: Callable[[str, tuple], tuple[str | None, Any]],
+    raw: bytes | None = None,
 ) -> RowIndex:
     """The index entry of a row as `SessionStore._raw_row` reads it. decode: the store's `_decode` (the slow
-    way, SessionFormatError naming the problem); row_problem: its `_row_problem`."""
+    way, SessionFormatError naming the problem); row_problem: its `_row_problem`; raw: the history's UTF-8
+    bytes when they were read as such (parsed faster, see _parsed)."""
     text = row[2]
     found = None
     if isinstance(text, str) and row_problem(row_id, row)[0] is None:
         with gc_paused():
             try:
-                found = _fast(row_id, fingerprint, hj.parse_history(text))
+                found = _fast(row_id, fingerprint, _parsed(text, raw))
             except hj.HistoryFormatError:
                 found = None
     if found is None:
@@ -239,11 +263,56 @@ def of_messages(row_id: str, fingerprint: str, history: list[dict], offset: int 
     return RowIndex(row_id, fingerprint, None, items, len(conversation), preview, None, offset + len(history))
 
 
+def read_entry(
+    db: sqlite3.Connection,
+    columns: list[str],
+    select: str,
+    row_id: str,
+    decode: Callable[..., tuple[list[dict], list, dict]],
+    row_problem: Callable[[str, tuple], tuple[str | None, Any]],
+) -> tuple[RowIndex, int] | None:
+    """(a row's index entry, its history's size in bytes) read through `db`, or None when the row is gone.
+    select: the store's SELECT list for sessions.db's columns; decode and row_problem as for index_row."""
+    picked = select.split(", ")
+    picked[2] = "CAST(history AS BLOB)"  # bytes: hashed as they are (without the GIL), then decoded once
+    db.execute("BEGIN")  # the fingerprint and the row from one snapshot
+    try:
+        found = headers.fingerprint(db, columns, row_id)
+        row = None
+        if found is not None:
+            row = db.execute(f"SELECT {', '.join(picked)} FROM sessions WHERE id = ?", (row_id,)).fetchone()
+        raw = row[2] if row is not None else None
+        if raw is not None:
+            try:
+                row = (*row[:2], raw.decode("utf-8") if isinstance(raw, bytes) else raw, *row[3:])
+            except UnicodeDecodeError:  # as the store reads it: reported unreadable
+                raw, row = None, db.execute(f"SELECT {select} FROM sessions WHERE id = ?", (row_id,)).fetchone()
+    finally:
+        db.execute("COMMIT")
+    if found is None or row is None:
+        return None  # gone: the store's next refresh unindexes it
+    entry = index_row(row_id, row, found[0], decode, row_problem, raw if isinstance(raw, bytes) else None)
+    if entry.error is None and isinstance(raw, bytes) and raw.endswith(b"]"):
+        # what prefix_hash_of gives for the decoded text, from the bytes read (no encoding back)
+        entry.prefix_hash = prefix_digest(prefix_hasher(memoryview(raw)[:-1]))
+    return entry, found[1]
+
+
+class IndexReadFailed(Exception):
+    """Reading a row raised in a worker process: the message is the exception's, as the kernel would have said it."""
+
+
 class IndexBuilder:
     """Indexes rows on threads of its own; `pending` are the rows not yet stored (the store's refresh leaves
     them to it). It holds its store weakly: a store dropped without close() ends it too."""
 
     BATCH_BYTES = 4_000_000  # history bytes per writer transaction: the store's lock is held ~50 ms at a time
+    # history bytes to read above which the JSON work goes to worker processes (indexworker.py): below it a
+    # process's start (~0.1 s) is not repaid
+    WORKER_BYTES = 32_000_000
+    MAX_WORKERS = 3
+    ASK_BYTES = 2_000_000  # history bytes asked of a worker at once; the next ask is sent before the answers come
+    ASK_ROWS = 64  # and rows: an ask of the original's ids then fits in PIPE_BUF, and can be sent early
 
     def __init__(self, store: Any, connect: Callable[[], sqlite3.Connection], rows: list[tuple[str, int]]) -> None:
         self._store = weakref.ref(store)
@@ -257,14 +326,35 @@ class IndexBuilder:
         self._stop = threading.Event()
         self._queue: queue.Queue = queue.Queue(maxsize=64)
         self._threads: list[threading.Thread] = []
-        self._reading: sqlite3.Connection | None = None  # the reader's connection, interrupted by stop()
+        self._reading: set[sqlite3.Connection] = set()  # the readers' connections, interrupted by stop()
+        self._workers: set[WorkerProcess] = set()  # killed by stop()
+        self._readers = 0  # reader threads started and not yet ended (each ends with a None on the queue)
         weakref.finalize(store, self._stop.set)
 
     # -- driven by the store (under its lock) --------------------------------------------------------
 
     def start(self) -> None:
-        self._spawn(self._read, "cireil-index-reader")
+        self._start_readers()
         self._spawn(self._write, "cireil-index-writer")
+
+    def _start_readers(self) -> None:
+        """One reader per worker process when there is enough to read and a core to spare, else one reading
+        here; a reader whose worker cannot start or dies reads here instead."""
+        workers = self.workers_for(sum(size for _, size in self._todo))
+        for _ in range(max(1, workers)):
+            self._readers += 1
+            self._spawn(self._read_through if workers else self._read, "cireil-index-reader")
+
+    @classmethod
+    def workers_for(cls, size: int) -> int:
+        if size < cls.WORKER_BYTES:
+            return 0
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+        # one core is left to the writer, whose FTS inserts run in SQLite without the GIL, and to the kernel
+        return min(cores - 1, cls.MAX_WORKERS)
 
     def add(self, rows: list[tuple[str, int]]) -> bool:
         """More rows to index (the store's lock is held); False when this build has ended: start another."""
@@ -285,10 +375,11 @@ class IndexBuilder:
     def stop(self, timeout: float = 10.0) -> None:
         """Ask both threads to end and wait for them (never with the store's lock held: the writer takes it)."""
         self._stop.set()
-        reading = self._reading
-        if reading is not None:
+        for reading in list(self._reading):
             with contextlib.suppress(sqlite3.Error):  # closed meanwhile: its thread is ending anyway
                 reading.interrupt()  # a long read of a big row ends now, not when it is done
+        for worker in list(self._workers):
+            worker.kill()  # its reader, waiting for an answer, reads the end of the stream
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(timeout)
@@ -313,7 +404,7 @@ class IndexBuilder:
             target()
         except Exception as exc:  # said where progress is asked (query-sessions, list-sessions, load notes)
             if not self._stop.is_set():  # not the interrupt of stop()
-                self.failure = f"{type(exc).__name__}: {exc}"
+                self.failure = str(exc) if isinstance(exc, IndexReadFailed) else f"{type(exc).__name__}: {exc}"
             self._stop.set()
             self._put(None)
 
@@ -328,7 +419,8 @@ class IndexBuilder:
         return False
 
     def _read(self) -> None:
-        db = self._reading = self._connect()
+        db = self._connect()
+        self._reading.add(db)
         try:
             while not self._stop.is_set():
                 try:
@@ -341,42 +433,96 @@ class IndexBuilder:
                 if store is None:
                     return
                 entry = self._entry(store, db, row_id)
-                if entry is None:  # gone from sessions.db meanwhile: nothing to index, nothing left to wait for
-                    with store._lock:
-                        self.forget(row_id)
                 del store
-                if entry is not None and not self._put(entry):
+                if not self._took(row_id, entry):
                     return
         finally:
-            self._reading = None
+            self._reading.discard(db)
             db.close()
         self._put(None)  # this reader is done: the writer decides, under the lock, whether more came
 
+    def _took(self, row_id: str, entry: tuple[RowIndex, int] | None) -> bool:
+        """Hand a row's entry to the writer; False when the build is ending."""
+        if entry is None:  # gone from sessions.db meanwhile: nothing to index, nothing left to wait for
+            store = self._store()
+            if store is None:
+                return False
+            with store._lock:
+                self.forget(row_id)
+            return True
+        return self._put(entry)
+
+    def _ask_next(self) -> list[tuple[str, int]]:
+        asked: list[tuple[str, int]] = []
+        size = 0
+        while size < self.ASK_BYTES and len(asked) < self.ASK_ROWS:
+            try:
+                row_id, row_size = self._todo.popleft()
+            except IndexError:
+                break
+            if row_id in self.pending:
+                asked.append((row_id, row_size))
+                size += row_size
+        return asked
+
+    def _read_through(self) -> None:
+        """A reader whose rows a worker process reads. At most two asks are out at once, the second only when
+        it is short (WorkerProcess.ask): the worker works on the next while this reads the answers."""
+        store = self._store()
+        if store is None:
+            return
+        try:
+            worker = WorkerProcess(store._db_uri, list(store._columns))
+        except (OSError, ValueError):
+            worker = None
+        del store
+        if worker is None:
+            return self._read()
+        self._workers.add(worker)
+        out: deque[list[tuple[str, int]]] = deque()
+        try:
+            while not self._stop.is_set():
+                while len(out) < 2 and (asked := self._ask_next()):
+                    if not worker.ask([row_id for row_id, _ in asked], early=bool(out)):
+                        self._todo.extendleft(reversed(asked))  # asked once the worker waits for it
+                        break
+                    out.append(asked)
+                if not out:
+                    break
+                asked = out[0]
+                while asked:
+                    answer = worker.answer()
+                    row_id = asked.pop(0)[0]
+                    if answer is not None and answer[0] == "failed":
+                        raise IndexReadFailed(answer[1])
+                    if not self._took(row_id, self._entry_of(row_id, answer)):
+                        return
+                out.popleft()
+        except (EOFError, OSError):
+            if self._stop.is_set():
+                return
+            # the worker is gone (killed, out of memory): what it was asked is read here, with the rest
+            self._todo.extendleft(reversed([row for asked in out for row in asked]))
+            gone = True
+        else:
+            gone = False
+        finally:
+            self._workers.discard(worker)
+            worker.end()
+        if gone:
+            return self._read()
+        self._put(None)
+
+    @staticmethod
+    def _entry_of(row_id: str, answer: Any) -> tuple[RowIndex, int] | None:
+        if answer is None:
+            return None
+        _, size, fields = answer
+        return RowIndex(row_id, *fields), size
+
     @staticmethod
     def _entry(store: Any, db: sqlite3.Connection, row_id: str) -> tuple[RowIndex, int] | None:
-        columns = store._select().split(", ")
-        columns[2] = "CAST(history AS BLOB)"  # bytes: hashed as they are (without the GIL), then decoded once
-        db.execute("BEGIN")  # the fingerprint and the row from one snapshot
-        try:
-            found = headers.fingerprint(db, store._columns, row_id)
-            row = None
-            if found is not None:
-                row = db.execute(f"SELECT {', '.join(columns)} FROM sessions WHERE id = ?", (row_id,)).fetchone()
-            raw = row[2] if row is not None else None
-            if raw is not None:
-                try:
-                    row = (*row[:2], raw.decode("utf-8") if isinstance(raw, bytes) else raw, *row[3:])
-                except UnicodeDecodeError:
-                    raw, row = None, store._raw_row(db, row_id)  # as the store reads it: reported unreadable
-        finally:
-            db.execute("COMMIT")
-        if found is None or row is None:
-            return None  # gone: the store's next refresh unindexes it
-        entry = index_row(row_id, row, found[0], store._decode, store._row_problem)
-        if entry.error is None and isinstance(raw, bytes) and raw.endswith(b"]"):
-            # what prefix_hash_of gives for the decoded text, from the bytes read (no encoding back)
-            entry.prefix_hash = prefix_digest(prefix_hasher(memoryview(raw)[:-1]))
-        return entry, found[1]
+        return read_entry(db, store._columns, store._select(), row_id, store._decode, store._row_problem)
 
     def _write(self) -> None:
         while True:
@@ -385,14 +531,17 @@ class IndexBuilder:
             ended = False
             while size < self.BATCH_BYTES:
                 try:
-                    item = self._queue.get(timeout=0.2) if not batch else self._queue.get_nowait()
+                    item = self._queue.get(timeout=0.2)
                 except queue.Empty:
                     if batch or self._stop.is_set():
                         break
                     continue
                 if item is None:
-                    ended = True
-                    break
+                    self._readers -= 1
+                    ended = self._readers == 0
+                    if ended:
+                        break
+                    continue
                 batch.append(item[0])
                 size += item[1]
             store = self._store()
@@ -404,7 +553,7 @@ class IndexBuilder:
                     store._store_built(batch, self)
                 if ended:
                     if self._todo and not self._stop.is_set():
-                        self._spawn(self._read, "cireil-index-reader")  # rows added after the reader ended
+                        self._start_readers()  # rows added after the readers ended
                     else:
                         self.finished = True
                         return

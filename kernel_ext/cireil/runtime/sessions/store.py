@@ -96,6 +96,52 @@ def _summaries_sig(summaries: list[dict]) -> str:
     return json.dumps(sorted(([s.get(k) for k in keys] for s in summaries), key=str))
 
 
+def select_of(columns: list[str]) -> str:
+    """The SELECT list of a row as the store reads it, from the columns sessions.db has (older files lack some)."""
+    have = set(columns)
+    defaults = {"last_activity": "NULL", "history_cursor": "0", "active_file_sections": "'{}'"}
+    return ", ".join(c if c in have else defaults[c] for c in _ROW.split(", "))
+
+
+def row_problem(row_id: str, row: tuple) -> tuple[str | None, Any]:
+    """(what is wrong with the row apart from its history, or None; its meta)."""
+    bad = [name for name, value in zip(_ROW.split(", "), row, strict=True) if isinstance(value, BadText)]
+    if isinstance(row_id, BadText):
+        bad.insert(0, "id")
+    if bad:
+        return f"{' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} not valid UTF-8 text", None
+    try:
+        meta = json.loads(row[1])
+    except (ValueError, TypeError):
+        meta = None
+    problem = id_problem(row_id, row[0], meta)
+    if problem is None:
+        try:
+            opened = json.loads(row[3])
+        except (ValueError, TypeError):
+            opened = None
+        if not isinstance(opened, list) or not all(isinstance(p, str) for p in opened):
+            problem = "opened_files is not a JSON array of strings"
+    return problem, meta
+
+
+def decode_row(row_id: str, row: tuple, *, images: Any = None) -> tuple[list[dict], list, dict]:
+    """(memory history, the stored elements as parsed, meta) of a row as the store reads it; SessionFormatError
+    naming the problem. images: the loader of a stored picture's bytes (None or False: no picture is read)."""
+    history_text = row[2]
+    problem, meta = row_problem(row_id, row)
+    if problem is None:
+        try:
+            elements = hj.parse_history(history_text if isinstance(history_text, str) else "")
+            loader = images or (lambda ref, media_type: None)
+            history = [hj.decode_message(e, i, loader) for i, e in enumerate(elements)]
+        except hj.HistoryFormatError as exc:
+            problem = str(exc)
+    if problem is not None:
+        raise SessionFormatError(f"sessions.db: session {memory_id(row_id)}: {problem}; it was left unchanged")
+    return history, elements, meta
+
+
 def _weak_match(store: SessionStore) -> Any:
     """The SQL function behind query-sessions, holding its store weakly: a connection keeps the functions
     registered on it alive, and a bound method would keep the store (and so both databases' files) open
@@ -322,12 +368,7 @@ class SessionStore(SideIndex):
     # -- reading rows -----------------------------------------------------------------------------
 
     def _select(self) -> str:
-        have = set(self._columns)
-        cols = [
-            c if c in have else {"last_activity": "NULL", "history_cursor": "0", "active_file_sections": "'{}'"}[c]
-            for c in _ROW.split(", ")
-        ]
-        return ", ".join(cols)
+        return select_of(self._columns)
 
     def _raw_row(self, db: sqlite3.Connection, row_id: str) -> tuple | None:
         return db.execute(f"SELECT {self._select()} FROM sessions WHERE id = ?", (row_id,)).fetchone()
@@ -342,40 +383,11 @@ class SessionStore(SideIndex):
 
     @staticmethod
     def _row_problem(row_id: str, row: tuple) -> tuple[str | None, Any]:
-        """(what is wrong with the row apart from its history, or None; its meta)."""
-        bad = [name for name, value in zip(_ROW.split(", "), row, strict=True) if isinstance(value, BadText)]
-        if isinstance(row_id, BadText):
-            bad.insert(0, "id")
-        if bad:
-            return f"{' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} not valid UTF-8 text", None
-        try:
-            meta = json.loads(row[1])
-        except (ValueError, TypeError):
-            meta = None
-        problem = id_problem(row_id, row[0], meta)
-        if problem is None:
-            try:
-                opened = json.loads(row[3])
-            except (ValueError, TypeError):
-                opened = None
-            if not isinstance(opened, list) or not all(isinstance(p, str) for p in opened):
-                problem = "opened_files is not a JSON array of strings"
-        return problem, meta
+        return row_problem(row_id, row)
 
     def _decode(self, row_id: str, row: tuple, *, images: bool = True) -> tuple[list[dict], list, dict]:
         """(memory history, the stored elements as parsed, meta); SessionFormatError naming the problem."""
-        history_text = row[2]
-        problem, meta = self._row_problem(row_id, row)
-        if problem is None:
-            try:
-                elements = hj.parse_history(history_text if isinstance(history_text, str) else "")
-                loader = self._load_image if images else (lambda ref, media_type: None)
-                history = [hj.decode_message(e, i, loader) for i, e in enumerate(elements)]
-            except hj.HistoryFormatError as exc:
-                problem = str(exc)
-        if problem is not None:
-            raise SessionFormatError(f"sessions.db: session {memory_id(row_id)}: {problem}; it was left unchanged")
-        return history, elements, meta
+        return decode_row(row_id, row, images=self._load_image if images else None)
 
     def _decode_spans(self, row_id: str, row: tuple) -> tuple[list[dict], list, dict, list[tuple[int, int]] | None]:
         """_decode, with where each element's text lies in the row's history text."""
