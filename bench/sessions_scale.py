@@ -28,8 +28,9 @@ garbage of the one before:
                     text after the turn), autocommit, in a scratch database beside it: what rewriting the
                     whole row costs, the floor the original's format sets
   read-session 50   read-session of the big session (50 messages), from another session
-  first load        cireil.load with no side file yet (once per size, at setup), and the time until
-                    list-sessions no longer says the index is being built (the same when the load builds it)
+  first load        cireil.load with no side file yet (at setup, and each round on a copy of its own), and
+                    the time until list-sessions no longer says the index is being built (the same when the
+                    load builds it)
 Each is printed against the same operation at the smallest size and, when the original is installed
 (tests/originalkit.py's cache; the peer tests install it), against the original's own functions on a copy of
 the same file, in a Node process of its own (bench/sessions_scale_original.mts): loadSessions, saveSession +
@@ -508,29 +509,85 @@ def indexing_note(result: Any) -> str | None:
     return None
 
 
+def agent_copy(directory: Path, source: Path, llm: Any) -> Path:
+    """A new agent directory holding a copy of the generated database, its model the scripted one."""
+    from cireil.runtime.scaffold import init
+
+    made = init(directory)
+    for name in ("cron.toml", "heartbeat.toml"):
+        (made / "config" / name).unlink(missing_ok=True)
+    (made / "sessions.db").unlink(missing_ok=True)
+    copy_database(source, made)
+    (made / "config" / "engine.toml").write_text(ENGINE.format(base=llm.base_url))
+    return made
+
+
+def wait_for_index(agent: Any, limit_s: float = 1800) -> None:
+    """Until list-sessions no longer says the index is being built; the store's own wait when it has one
+    (no polling beside the build), else list-sessions asked every 0.1 s."""
+    started = time.perf_counter()
+    waiter = getattr(agent.store, "wait_for_index", None)
+    if waiter is not None and not waiter(limit_s):
+        raise OpFailed(f"the index was still being built after {limit_s:.0f} s")
+    said = 0.0
+    while (note := indexing_note(agent.call("list-sessions"))) is not None:
+        waited = time.perf_counter() - started
+        if waited > limit_s:
+            raise OpFailed(f"the index was still being built after {limit_s:.0f} s: {note}")
+        if waited - said >= 5:
+            say(f"  waiting for the index ({waited:.0f} s): {note}")
+            said = waited
+        time.sleep(0.1)
+
+
+def first_open(directory: Path) -> tuple[Any, float, float]:
+    """(the agent, ms until cireil.load returned, ms until search was ready) of a load with no side file."""
+    import cireil
+    from cireil.runtime.sessions.sidestore import SIDE_FILE
+
+    for suffix in ("", "-wal", "-shm"):
+        (directory / f"{SIDE_FILE}{suffix}").unlink(missing_ok=True)
+    started = time.perf_counter()
+    agent = cireil.load(directory)
+    loaded = (time.perf_counter() - started) * 1000
+    try:
+        wait_for_index(agent)
+    except BaseException:
+        agent.close()
+        raise
+    return agent, loaded, (time.perf_counter() - started) * 1000  # ready = loaded when the load builds it
+
+
+class FirstOpens:
+    """The first open, again each round, on a copy of the database of its own (the long-lived agent keeps
+    its side file): one build is one sample, noisy on a shared machine."""
+
+    def __init__(self, root: Path, source: Path, llm: Any) -> None:
+        self.dir = agent_copy(root / "first", source, llm)
+
+    def run(self, label: str, samples: Samples) -> None:
+        def opened() -> None:
+            agent, loaded, ready = first_open(self.dir)
+            agent.close()
+            samples.ms[(label, "first")].append(loaded)
+            samples.ms[(label, "indexed")].append(ready)
+
+        samples.run(label, "first", opened)
+
+
 class CireilSide:
     """One size's agent directory as cireil uses it: a long-lived agent for calls and turns, a scripted model,
     a writer standing in for the original, a scratch database for the UPDATE floor."""
 
     def __init__(self, root: Path, source: Path, info: dict, llm: Any, clock: StoreClock) -> None:
         import cireil
-        from cireil.runtime.scaffold import init
 
         self.cireil = cireil
         self.clock = clock
         self.info = info
-        self.dir = init(root / "agent")
-        for name in ("cron.toml", "heartbeat.toml"):
-            (self.dir / "config" / name).unlink(missing_ok=True)
-        (self.dir / "sessions.db").unlink(missing_ok=True)
-        copy_database(source, self.dir)
-        (self.dir / "config" / "engine.toml").write_text(ENGINE.format(base=llm.base_url))
+        self.dir = agent_copy(root / "agent", source, llm)
         self.llm = llm
-        started = time.perf_counter()
-        self.agent = cireil.load(self.dir)
-        self.first_load_ms = (time.perf_counter() - started) * 1000
-        self._wait_for_index()
-        self.index_ready_ms = (time.perf_counter() - started) * 1000  # = the load when it builds the index itself
+        self.agent, self.first_load_ms, self.index_ready_ms = first_open(self.dir)
         # the one other connection: what the original's save does to a Discord row it holds
         self.foreign = sqlite3.connect(f"file:{self.dir / 'sessions.db'}?mode=rw", uri=True, isolation_level=None)
         self.foreign.execute("PRAGMA busy_timeout = 5000")
@@ -560,23 +617,6 @@ class CireilSide:
         ok_result(self.agent.call("session-info"))
         self._turn()
         self.read50()
-
-    def _wait_for_index(self, limit_s: float = 1800) -> None:
-        """Until list-sessions no longer says the index is being built; the store's own wait when it has one
-        (no polling beside the build), else list-sessions asked every 0.1 s."""
-        started = time.perf_counter()
-        waiter = getattr(self.agent.store, "wait_for_index", None)
-        if waiter is not None and not waiter(limit_s):
-            raise OpFailed(f"the index was still being built after {limit_s:.0f} s")
-        said = 0.0
-        while (note := indexing_note(self.agent.call("list-sessions"))) is not None:
-            waited = time.perf_counter() - started
-            if waited > limit_s:
-                raise OpFailed(f"the index was still being built after {limit_s:.0f} s: {note}")
-            if waited - said >= 5:
-                say(f"  waiting for the index ({waited:.0f} s): {note}")
-                said = waited
-            time.sleep(0.1)
 
     def _big_text(self) -> str:
         row = self.foreign.execute("SELECT history FROM sessions WHERE id = ?", (BIG_ROW,)).fetchone()
@@ -830,7 +870,7 @@ ROWS = (  # (operation, what the table calls it, the original's counterpart)
     ("turn.commit", "  of which commit (original: save+flush)", "o.save"),
     ("floor", "bare UPDATE of a row that size (floor)", None),
     ("read50", "read-session, 50 messages", "o.read50"),
-    ("first", "first load, no side index (once)", None),
+    ("first", "first load, no side index", None),
     ("indexed", "  until search is ready (original: load)", "o.load"),
 )
 
@@ -956,6 +996,7 @@ def main() -> int:
     started = time.perf_counter()
     cireil_sides: dict[str, CireilSide] = {}
     original_sides: dict[str, OriginalSide] = {}
+    firsts: dict[str, FirstOpens] = {}
     with (
         workspace(args.keep) as root,
         ScriptedLLM(default=reply.tool_calls(("respond", {"content": "Noted."}))) as llm,
@@ -973,6 +1014,7 @@ def main() -> int:
                 cireil_sides[size.label] = side
                 samples.ms[(size.label, "first")].append(side.first_load_ms)
                 samples.ms[(size.label, "indexed")].append(side.index_ready_ms)
+                firsts[size.label] = FirstOpens(root / size.key, source, llm)
                 if original is not None:
                     try:
                         original_sides[size.label] = OriginalSide(original, root / size.key / "original", source)
@@ -982,6 +1024,7 @@ def main() -> int:
             for rep in range(args.reps):
                 say(f"round {rep + 1} of {args.reps}")
                 for size in sizes:
+                    firsts[size.label].run(size.label, samples)
                     measure_round(size, cireil_sides[size.label], original_sides.get(size.label), samples)
         finally:
             for side in cireil_sides.values():

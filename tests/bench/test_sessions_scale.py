@@ -110,6 +110,9 @@ def test_one_round_of_cireils_operations_runs_and_rows_stay_the_originals(
         with ScriptedLLM(default=reply.tool_calls(("respond", {"content": "Noted."}))) as llm:
             side = scale.CireilSide(tmp_path / "cireil", source, info, llm, clock)
             try:
+                firsts = scale.FirstOpens(tmp_path / "again", source, llm)
+                firsts.run(TINY.label, samples)
+                firsts.run(TINY.label, samples)  # each run deletes the side file the one before built
                 scale.measure_round(TINY, side, None, samples)
             finally:
                 side.close()
@@ -121,7 +124,10 @@ def test_one_round_of_cireils_operations_runs_and_rows_stay_the_originals(
         "turn.commit",
         "turn.model",
         "floor",
+        "first",
+        "indexed",
     }
+    assert len(samples.ms[(TINY.label, "indexed")]) == 2
     assert clock.missing == []  # the turn's commit is clocked: SessionStore still has commit and save_state
     db = sqlite3.connect(side.dir / "sessions.db")
     try:
