@@ -486,6 +486,33 @@ def test_a_worker_runs_apart_from_the_kernels_interrupts(big_db, tmp_path, monke
         store.close()
 
 
+def test_a_worker_imports_nothing_from_the_kernels_working_directory(big_db, tmp_path, monkeypatch):
+    """IPython puts the notebook's folder first on sys.path; a json.py there must not stand in for the standard
+    library's in a worker, which imports it afresh."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    marker = tmp_path / "imported"
+    (folder / "json.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise ImportError('not json')\n")
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", ["", str(folder), *sys.path])
+    through_workers(monkeypatch)
+    answered = []
+    real = WorkerProcess.answer
+
+    def counted(self):
+        answer = real(self)
+        answered.append(answer)
+        return answer
+
+    monkeypatch.setattr(WorkerProcess, "answer", counted)
+    store = SessionStore.for_agent(agent_copy(big_db, tmp_path / "agent"))
+    try:
+        index_of(store)
+    finally:
+        store.close()
+    assert len(answered) == 24 and not marker.exists()
+
+
 def test_a_worker_that_dies_leaves_its_rows_to_be_read_here(big_db, tmp_path, monkeypatch):
     expected = inline_index(agent_copy(big_db, tmp_path / "reference"), monkeypatch)
     started = through_workers(monkeypatch)

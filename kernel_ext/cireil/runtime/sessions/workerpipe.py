@@ -29,7 +29,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, BinaryIO
 
-WORKER_MODULE = "cireil.runtime.sessions.indexworker"
+# -c, not -m: the package's __init__ imports the worker's module, which -m would then run a second time
+_START = "import sys; sys.path[:] = sys.argv[1:]; from cireil.runtime.sessions.indexworker import main; main()"
 _LENGTH = struct.Struct("!Q")
 # above any answer: a row's history is at most SQLite's longest value (1 GB by default, 2 GB at most)
 MAX_FRAME = 1 << 33
@@ -74,16 +75,17 @@ class WorkerProcess:
         """Starts the process; OSError (or ValueError: no interpreter to start) when it cannot be."""
         if not sys.executable:
             raise ValueError("no Python interpreter to start (sys.executable is empty)")
-        # the kernel's own import path, so that the worker imports this very cireil and its dependencies; -P
-        # keeps the working directory (the notebook's folder) off it
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        # the kernel's own import path, in its order (PYTHONPATH would put it before the standard library), so
+        # that the worker imports this very cireil and its dependencies; without the working directory (the
+        # notebook's folder, which IPython puts first), where a json.py would stand in for the standard
+        # library's in the worker, which imports it afresh. -I: no PYTHON* variable changes what starts
+        here = os.getcwd()
+        path = [str(entry) for entry in sys.path if entry and os.path.abspath(entry) != here]
         self.process = subprocess.Popen(
-            # -c, not -m: the package's __init__ imports this module, which -m would then run a second time
-            [sys.executable, "-P", "-c", f"from {WORKER_MODULE} import main; main()"],
+            [sys.executable, "-I", "-c", _START, *path],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=env,
             start_new_session=True,
         )
         self._asks = self.process.stdin
