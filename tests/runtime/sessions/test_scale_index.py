@@ -448,6 +448,17 @@ def odd_rows(path: Path) -> None:
         raw.close()
 
 
+def built_without_failure(directory: Path) -> tuple:
+    """The index a first open of the agent builds, once its build ended without a failure."""
+    store = SessionStore.for_agent(directory)
+    try:
+        got = index_of(store)
+        assert store._builder.failure is None
+    finally:
+        store.close()
+    return got
+
+
 def alive(workers: list[WorkerProcess]) -> list[int]:
     return [w.process.pid for w in workers if w.process.poll() is None]
 
@@ -461,14 +472,8 @@ def test_a_build_through_worker_processes_indexes_as_a_build_here_does(big_db, t
     directory = agent_copy(big_db, tmp_path / "agent")
     odd_rows(directory / "sessions.db")
     started = through_workers(monkeypatch)
-    store = SessionStore.for_agent(directory)
-    try:
-        got = index_of(store)
-        assert store._builder.failure is None
-    finally:
-        store.close()
+    assert built_without_failure(directory) == expected
     assert len(started) == 2 and alive(started) == []
-    assert got == expected
 
 
 def test_a_worker_runs_apart_from_the_kernels_interrupts(big_db, tmp_path, monkeypatch):
@@ -524,14 +529,8 @@ def test_a_worker_that_dies_leaves_its_rows_to_be_read_here(big_db, tmp_path, mo
         return answer
 
     monkeypatch.setattr(WorkerProcess, "answer", killed_after_one)
-    store = SessionStore.for_agent(agent_copy(big_db, tmp_path / "agent"))
-    try:
-        got = index_of(store)
-        assert store._builder.failure is None
-    finally:
-        store.close()
+    assert built_without_failure(agent_copy(big_db, tmp_path / "agent")) == expected
     assert len(started) == 2 and alive(started) == []
-    assert got == expected
 
 
 def test_without_a_worker_the_build_reads_here(big_db, tmp_path, monkeypatch):
