@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+import orjson  # noqa: F401 - loaded, indexbuild._parsed reads rows of any size with it, as the test wants
 import pytest
 
 import cireil

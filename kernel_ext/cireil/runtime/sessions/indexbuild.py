@@ -22,6 +22,7 @@ import os
 import queue
 import re
 import sqlite3
+import sys
 import threading
 import weakref
 from collections import deque
@@ -206,14 +207,18 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_ORJSON_FROM = 1_000_000
+
+
 def _parsed(text: str, raw: bytes | None) -> list:
     """The history's elements for _fast. orjson parses the bytes in two thirds of json's time (a third of an
     index build's reading). Where they differ, json decides: orjson refuses what json takes (NaN, lone
     surrogates, deep nesting) and is then not used; the one value it reads differently, an integer outside
     64 bits (a float to orjson), matters to _fast only as a timestamp, and a float timestamp sends the row to
     the slow way, which parses with json."""
-    if raw is not None:
-        import orjson  # lazy: ~30 ms of imports that only an index build needs
+    # importing it costs ~5 ms in a kernel (it brings uuid and zoneinfo): worth it from ~1 MB of history on
+    if raw is not None and (len(raw) >= _ORJSON_FROM or "orjson" in sys.modules):
+        import orjson
 
         try:
             value = orjson.loads(raw)
@@ -263,6 +268,38 @@ def of_messages(row_id: str, fingerprint: str, history: list[dict], offset: int 
     return RowIndex(row_id, fingerprint, None, items, len(conversation), preview, None, offset + len(history))
 
 
+def read_row(db: sqlite3.Connection, select: str, row_id: str) -> tuple[tuple | None, bytes | None]:
+    """(the row as the store reads it, or None when it is gone; its history's UTF-8 bytes, read as such: hashed
+    as they are and parsed by orjson, or None when the history is not UTF-8 text). select: the store's SELECT
+    list for sessions.db's columns."""
+    picked = select.split(", ")
+    picked[2] = "CAST(history AS BLOB)"
+    row = db.execute(f"SELECT {', '.join(picked)} FROM sessions WHERE id = ?", (row_id,)).fetchone()
+    raw = row[2] if row is not None else None
+    if not isinstance(raw, bytes):
+        return row, None
+    try:
+        return (*row[:2], raw.decode("utf-8"), *row[3:]), raw
+    except UnicodeDecodeError:  # as the store reads it: reported unreadable
+        return db.execute(f"SELECT {select} FROM sessions WHERE id = ?", (row_id,)).fetchone(), None
+
+
+def entry_of_row(
+    row_id: str,
+    row: tuple,
+    raw: bytes | None,
+    fingerprint: str,
+    decode: Callable[..., tuple[list[dict], list, dict]],
+    row_problem: Callable[[str, tuple], tuple[str | None, Any]],
+) -> RowIndex:
+    """index_row of what read_row read, with the hash of the history without its closing ] (prefix_hash_of's,
+    from the bytes read: no encoding back)."""
+    entry = index_row(row_id, row, fingerprint, decode, row_problem, raw)
+    if entry.error is None and raw is not None and raw.endswith(b"]"):
+        entry.prefix_hash = prefix_digest(prefix_hasher(memoryview(raw)[:-1]))
+    return entry
+
+
 def read_entry(
     db: sqlite3.Connection,
     columns: list[str],
@@ -272,30 +309,16 @@ def read_entry(
     row_problem: Callable[[str, tuple], tuple[str | None, Any]],
 ) -> tuple[RowIndex, int] | None:
     """(a row's index entry, its history's size in bytes) read through `db`, or None when the row is gone.
-    select: the store's SELECT list for sessions.db's columns; decode and row_problem as for index_row."""
-    picked = select.split(", ")
-    picked[2] = "CAST(history AS BLOB)"  # bytes: hashed as they are (without the GIL), then decoded once
+    select as for read_row; decode and row_problem as for index_row."""
     db.execute("BEGIN")  # the fingerprint and the row from one snapshot
     try:
         found = headers.fingerprint(db, columns, row_id)
-        row = None
-        if found is not None:
-            row = db.execute(f"SELECT {', '.join(picked)} FROM sessions WHERE id = ?", (row_id,)).fetchone()
-        raw = row[2] if row is not None else None
-        if raw is not None:
-            try:
-                row = (*row[:2], raw.decode("utf-8") if isinstance(raw, bytes) else raw, *row[3:])
-            except UnicodeDecodeError:  # as the store reads it: reported unreadable
-                raw, row = None, db.execute(f"SELECT {select} FROM sessions WHERE id = ?", (row_id,)).fetchone()
+        row, raw = read_row(db, select, row_id) if found is not None else (None, None)
     finally:
         db.execute("COMMIT")
     if found is None or row is None:
         return None  # gone: the store's next refresh unindexes it
-    entry = index_row(row_id, row, found[0], decode, row_problem, raw if isinstance(raw, bytes) else None)
-    if entry.error is None and isinstance(raw, bytes) and raw.endswith(b"]"):
-        # what prefix_hash_of gives for the decoded text, from the bytes read (no encoding back)
-        entry.prefix_hash = prefix_digest(prefix_hasher(memoryview(raw)[:-1]))
-    return entry, found[1]
+    return entry_of_row(row_id, row, raw, found[0], decode, row_problem), found[1]
 
 
 class IndexReadFailed(Exception):

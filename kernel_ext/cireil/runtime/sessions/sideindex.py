@@ -26,12 +26,13 @@ from .indexbuild import (
     ActivitySweep,
     IndexBuilder,
     RowIndex,
-    index_row,
+    entry_of_row,
     of_messages,
     prefix_digest,
     prefix_hash_of,
     prefix_hasher,
     preview_of,
+    read_row,
     shown_time,
 )
 from .pages import Pages
@@ -342,13 +343,11 @@ class SideIndex(Pages):
             return
         if append and self._append_only(side, row_id, fingerprint):
             return
-        row = self._raw_row(self._db, row_id)
+        row, raw = read_row(self._db, self._select(), row_id)
         if row is None:
             return
-        entry = index_row(row_id, row, fingerprint, self._decode, self._row_problem)
-        if entry.error is None:
-            entry.prefix_hash = prefix_hash_of(row[2])  # a later append is then indexed alone
-        self._store_index(side, entry)
+        # with the hash of its text, a later append is indexed alone
+        self._store_index(side, entry_of_row(row_id, row, raw, fingerprint, self._decode, self._row_problem))
 
     def _unindex(self, side: sqlite3.Connection, row_id: str) -> None:
         for rowid, text in side.execute("SELECT rowid, text FROM search WHERE row_id = ?", (row_id,)).fetchall():
