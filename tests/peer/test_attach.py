@@ -51,6 +51,12 @@ def test_the_originals_cron_turns_are_recorded_through_the_proxy(original: Origi
                 assert peer.cron("tidy")["ran"] is True
                 assert peer.cron("brief")["ran"] is True
                 peer.flush()
+                # the proxy records on a thread of its own: the three exchanges so far are in its file before the
+                # lock below, or on a busy machine the lock could take one of them too
+                port = proxy_running(agent_dir)["port"]
+                deadline = time.monotonic() + 30
+                while json.loads(_get(port, "/cireil/status"))["recorded"] < 3 and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 # the recording fails (its file locked by another writer): the original's turn runs all the same
                 llm.script(reply.tool_calls(("no-response", {}, "call_after")))
                 lock = sqlite3.connect(agent_dir / "cireil-recordings.db", isolation_level=None)
@@ -59,7 +65,6 @@ def test_the_originals_cron_turns_are_recorded_through_the_proxy(original: Origi
                     assert peer.cron("tidy")["ran"] is True
                     assert len(llm.requests) == 4
                     # held until the recorder gave up on it (SQLite's busy timeout): that exchange is lost, said
-                    port = proxy_running(agent_dir)["port"]
                     deadline = time.monotonic() + 30
                     while json.loads(_get(port, "/cireil/status"))["failures"] < 1 and time.monotonic() < deadline:
                         time.sleep(0.1)
