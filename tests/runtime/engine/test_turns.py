@@ -532,3 +532,19 @@ def test_a_provider_override_without_a_model_uses_the_default_providers_model_an
         assert any("the default provider's defaultModel" in n for n in notices), events
     finally:
         agent.close()
+
+
+def test_context_messages_for_one_turn_leave_the_history_when_it_ends(agent, llm):
+    from cireil.runtime.sessions.messages import system_message, user_message
+
+    llm.script(reply.tool_calls(("respond", {"content": "one"})), reply.tool_calls(("respond", {"content": "two"})))
+    agent.turn("first")
+    session = agent.session
+    kept = user_message("kept", persistent=True)
+    session.history += [system_message("for the next turn only", persistent=False), kept]
+    agent.turn("second")
+    sent = json.dumps(bodies(llm)[1]["messages"])
+    assert "for the next turn only" in sent  # the turn it was for saw it
+    texts = [json.dumps(m) for m in session.history]
+    assert not any("for the next turn only" in t for t in texts) and any(m is kept for m in session.history)
+    assert len(session.history) == 7  # each turn: its user message, the respond call, its result; and `kept`

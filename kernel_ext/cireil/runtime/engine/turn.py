@@ -15,6 +15,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.controls import terminal_safe
@@ -261,7 +262,7 @@ class Turn:
                     continue
                 # a provider that echoes a configured key in its reply: the echo is not kept (base/secrets.py)
                 reply.message = mask_data(reply.message)
-                msgs.unique_call_ids(reply.message, self.session.history)
+                msgs.unique_call_ids(reply.message, self.session.history, self.session.call_ids)
                 self._add(reply.message)
                 self._count_usage(reply.usage)
                 for note in getattr(reply, "notes", None) or ():  # what the provider got wrong but was ignored
@@ -302,8 +303,11 @@ class Turn:
         self.outcome.timings.append({"total": time.perf_counter() - started, "model": model_s, "tools": tools_s})
 
     def _finish(self) -> None:
-        # context messages meant for this turn only leave the history now (reference §7.4)
-        self.session.history[:] = [m for m in self.session.history if m.get("persistent", True)]
+        # context messages meant for this turn only leave the history now (reference §7.4); looked for in C
+        # first (dict.get over the history), as a long session seldom has one
+        history = self.session.history
+        if not all(map(dict.get, history, repeat("persistent"), repeat(True))):
+            history[:] = [m for m in history if m.get("persistent", True)]
         self.emit({"type": "end", "outcome": self.outcome})
 
     async def _complete(self, request: Any, step: int, retries: int) -> Any:

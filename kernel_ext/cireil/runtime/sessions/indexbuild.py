@@ -674,6 +674,8 @@ class ActivitySweep:
 
     def _run(self) -> None:
         db = None
+        with contextlib.suppress(AttributeError, OSError):  # Linux: this thread alone yields the CPU to the kernel's
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         try:
             while self._next():
                 if db is None:

@@ -20,6 +20,7 @@ Each constructor escapes lone surrogates (a non-UTF-8 file name, a model's stray
 
 from __future__ import annotations
 
+import operator
 import re
 import secrets
 from collections.abc import Iterable
@@ -71,20 +72,37 @@ def system_message(text: str, **extra: Any) -> dict:
 CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,128}\Z")
 
 
-def unique_call_ids(message: dict, history: Iterable[dict]) -> None:
+def unique_call_ids(message: dict, history: list[dict], known: dict[str, Any] | None = None) -> None:
     """Give the message's tool calls ids unique in the session and of the form Anthropic accepts.
 
     Some backends number calls per reply (call_0, call_1, ...); a session stores them all, and the original
-    runtime pairs calls with results by id across the whole history (upstream-formats §7)."""
+    runtime pairs calls with results by id across the whole history (upstream-formats §7). known: what the
+    caller keeps between calls on one session (Session.call_ids), so that a step reads the messages appended
+    since the last, not the whole history again (12 ms a step at 10,000 messages)."""
     calls = tool_calls(message)
     if not calls:
         return
-    taken = {p.get("id") for m in history for p in tool_calls(m)}
+    taken = _taken_ids(history, known if known is not None else {})
+    given: set[str] = set()
     for part in calls:
         call_id = part.get("id")
-        if not isinstance(call_id, str) or not CALL_ID.match(call_id) or call_id in taken:
-            part["id"] = new_call_id()
-        taken.add(part["id"])
+        if not isinstance(call_id, str) or not CALL_ID.match(call_id) or call_id in taken or call_id in given:
+            part["id"] = call_id = new_call_id()
+        given.add(call_id)
+
+
+def _taken_ids(history: list[dict], known: dict[str, Any]) -> set:
+    """The call ids in history; known holds the messages read before and their ids. Those messages are read
+    again only when the history no longer starts with them (compared by identity, in C): a stored message's
+    call ids never change in place."""
+    order: list[dict] = known.get("order", [])
+    ids: set = known.get("ids", set())
+    if len(history) < len(order) or not all(map(operator.is_, history, order)):
+        order, ids = [], set()
+    for m in history[len(order) :]:
+        ids.update(p.get("id") for p in tool_calls(m))
+    known["order"], known["ids"] = list(history), ids
+    return ids
 
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

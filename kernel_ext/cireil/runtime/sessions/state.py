@@ -72,6 +72,8 @@ class Session:
     # these and the messages appended (sessions/rowtext.py). Change a stored message in place through
     # touch(), or replace it in `history` with a new dict (which the store notices by itself).
     touched: set[int] = field(default_factory=set, repr=False, compare=False)
+    # the tool call ids of `history` as last read, for the next reply's (messages.unique_call_ids)
+    call_ids: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def touch(self, message: dict) -> None:
         """Say that `message`, a message of `history`, was changed in place: the next write stores it."""
