@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_scale_index import history, make_db, save
 
 import upstream_db as up
-from cireil.runtime.sessions import SessionStore, dbstate, headers, walscan
+from cireil.runtime.sessions import SessionStore, dbstate, headers, indexbuild, walscan
 
 
 def rowid_of(path: Path, row_id: str) -> int:
@@ -120,10 +120,10 @@ def test_after_one_restart_the_frames_the_generation_before_left_are_read(db, he
     assert walscan._one_restart(old.salts, new.salts)
     found = walscan.changed_rowids(db, since, now)
     assert found is not None and {rowid_of(db, "internal:r3"), rowid_of(db, "internal:r28")} <= found
-    third: set[int] = set()  # what the third generation's own frames name: not r3, it is the one before's
+    third = walscan._Commits(None, new.page_size)  # the third generation's own frames: not r3, the one before's
     with Path(f"{db}-wal").open("rb") as wal:
         walscan._frames(wal.fileno(), 1, new.frames, new.salts, new.page_size, third)
-    assert rowid_of(db, "internal:r3") not in third
+    assert rowid_of(db, "internal:r3") not in third.found.rowids
 
 
 def test_after_one_restart_the_frames_up_to_the_end_of_the_file_are_read(db, held):
@@ -208,31 +208,84 @@ def test_more_than_it_reads_at_one_look_gives_none(db, held, monkeypatch):
     assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
 
 
+def _time(second: int) -> str:
+    return f"2026-03-0{1 + second // 60 % 9}T10:00:{second % 60:02d}.000Z"  # always 24 characters
+
+
+def test_a_row_written_in_place_at_its_size_leaves_the_changes_not_whole(db, held):
+    """The original's save of a failed Discord turn: the same history, a new time of the same length. SQLite
+    then overwrites the overflow page holding the time and leaves the row's leaf page as it was, so the rowids
+    may not name the row: `whole` must then be False (the activity sweep reads every row)."""
+    row_id = "internal:r29"  # of the biggest rows: its time lies on an overflow page
+    messages = json.loads(held.execute("SELECT history FROM sessions WHERE id = ?", (row_id,)).fetchone()[0])
+    save(db, row_id, messages, activity=_time(1))
+    since = dbstate.content_token(db)
+    save(db, row_id, messages, activity=_time(2))
+    found = walscan.changes(db, since, dbstate.content_token(db))
+    assert found is not None and (not found.whole or rowid_of(db, row_id) in found.rowids)
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        since = dbstate.content_token(db)
+        raw.execute("UPDATE sessions SET last_activity = ? WHERE id = ?", (_time(3), row_id))
+    found = walscan.changes(db, since, dbstate.content_token(db))
+    assert found is not None and (not found.whole or rowid_of(db, row_id) in found.rowids)
+
+
+def test_saves_that_grow_rows_and_deletes_are_whole(db, held):
+    """The original's usual save (a history grown) writes the row's cell and a new overflow chain in one commit;
+    a delete frees the chain onto the freelist: every page they write is accounted for."""
+    since = dbstate.content_token(db)
+    messages = json.loads(held.execute("SELECT history FROM sessions WHERE id = 'internal:r29'").fetchone()[0])
+    save(db, "internal:r29", messages + history(random.Random(6), 2, size=60), activity=_time(4))
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        raw.execute("DELETE FROM sessions WHERE id = 'internal:r26'")
+    found = walscan.changes(db, since, dbstate.content_token(db))
+    assert found is not None and found.whole and rowid_of(db, "internal:r29") in found.rowids
+
+
+def test_after_the_originals_usual_save_the_activity_sweep_reads_the_rows_written_alone(db, held, monkeypatch):
+    """The sweep for a time the row fingerprints cannot see reads every row's (at 1.1 GB, every overflow page:
+    0.4 s) only when the WAL cannot say which rows hold a new one."""
+    swept: list[set[int] | None] = []
+    real = indexbuild._activity
+    monkeypatch.setattr(indexbuild, "_activity", lambda *args: swept.append(args[2]) or real(*args))
+    store = SessionStore.for_agent(db.parent)
+    try:
+        row = rowid_of(db, "internal:r29")
+        messages = json.loads(held.execute("SELECT history FROM sessions WHERE id = 'internal:r29'").fetchone()[0])
+        shown = "SELECT last_activity FROM indexed_sessions WHERE session_id = 'internal:r29'"
+        save(db, "internal:r29", messages + history(random.Random(7), 1), activity=_time(5))
+        store.refresh_index()
+        assert store.wait_for_index(30) and store.side.execute(shown).fetchone()[0] == _time(5)
+        assert swept[-1] is not None and row in swept[-1] and len(swept[-1]) < 30  # of the 30 rows
+        save(db, "internal:r29", messages, activity=_time(6))  # shorter history: the cell is written anew
+        save(db, "internal:r29", messages, activity=_time(7))  # the same size: in place
+        store.refresh_index()
+        assert store.wait_for_index(30) and store.side.execute(shown).fetchone()[0] == _time(7)
+        assert swept[-1] is None or row in swept[-1]
+    finally:
+        store.close()
+
+
 # -- a store that looks only at those rows ----------------------------------------------------------
 
 
-OPS = st.lists(
-    st.tuples(
-        st.sampled_from(
-            ["append", "rewrite", "other", "insert", "delete", "checkpoint", "truncate", "refresh", "reload"]
-        ),
-        st.integers(0, 11),
-    ),
-    min_size=1,
-    max_size=25,
-)
+KINDS = ["append", "rewrite", "other", "insert", "delete", "checkpoint", "truncate", "refresh", "reload"]
+KINDS += ["time", "time-save"]  # a time written alone: in place on an overflow page of the bigger rows
+OPS = st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 11)), min_size=1, max_size=25)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 @example(ops=[("other", 0), ("checkpoint", 0), ("refresh", 0), ("reload", 0)])  # a quick look, then a load
+@example(ops=[("refresh", 0), ("time-save", 1), ("refresh", 0), ("time", 3), ("refresh", 0)])  # times in place
 def test_the_index_follows_every_write_as_a_scan_of_every_row_would(tmp_path_factory, ops):
-    """Random writes of another process (the original's saves, hand edits, new and deleted rows, checkpoints, WAL
-    restarts and cuts), looked at by a store between them: after each look every indexed fingerprint is the row's
-    own, and no row is missing or left over."""
+    """Random writes of another process (the original's saves, hand edits, new and deleted rows, times written in
+    place, checkpoints, WAL restarts and cuts), looked at by a store between them: after each look every indexed
+    fingerprint and time is the row's own, and no row is missing or left over."""
     directory = tmp_path_factory.mktemp("walscan")
     rng = random.Random(len(ops))
-    path = make_db(directory, {f"internal:r{n}": history(rng, 1 + n % 4) for n in range(8)})
+    # every other row overflows its leaf page: a time written in place then lies on an overflow page
+    path = make_db(directory, {f"internal:r{n}": history(rng, 1 + n % 4, size=8 + 150 * (n % 2)) for n in range(8)})
     store = SessionStore.for_agent(directory)
     other = sqlite3.connect(path, isolation_level=None)
     try:
@@ -250,6 +303,12 @@ def test_the_index_follows_every_write_as_a_scan_of_every_row_would(tmp_path_fac
                 )
             elif op == "insert":
                 save(path, f"internal:new{n}", history(rng, 1))
+            elif op == "time":  # a hand edit of the time alone
+                other.execute("UPDATE sessions SET last_activity = ? WHERE id = ?", (_time(rng.randrange(500)), row_id))
+            elif op == "time-save":  # a failed Discord turn's save: the history as it was, a new time
+                old = other.execute("SELECT history FROM sessions WHERE id = ?", (row_id,)).fetchone()
+                if old:
+                    save(path, row_id, json.loads(old[0]), activity=_time(rng.randrange(500)))
             elif op == "delete":
                 other.execute("DELETE FROM sessions WHERE id = ?", (row_id,))
             elif op == "checkpoint":
@@ -279,3 +338,7 @@ def _check(store: SessionStore, *, whole: bool) -> None:
     assert set(indexed) == set(now)
     for rid, fp in now.items():
         assert headers.matches(indexed[rid].removeprefix("?"), fp), rid
+    # and every time list-sessions shows is the row's own (the activity sweep's part)
+    times = dict(store._db.execute("SELECT id, last_activity FROM sessions WHERE typeof(last_activity) = 'text'"))
+    shown = dict(store.side.execute("SELECT session_id, last_activity FROM indexed_sessions"))
+    assert {rid: shown[rid] for rid in times} == times

@@ -583,7 +583,7 @@ class IndexBuilder:
             del store
 
 
-_ACTIVITY = "SELECT id, last_activity FROM sessions WHERE typeof(last_activity) = 'text'"
+_ACTIVITY = "SELECT s.id, s.last_activity FROM sessions s WHERE typeof(s.last_activity) = 'text'"
 # the same, only where the side index holds another value: compared inside SQLite, so that the sweep hands
 # Python a row or two, not every row (a Python call for each text value, and the GIL taken from the calls that
 # run meanwhile, slowed them by half at 283 MB)
@@ -593,11 +593,25 @@ _ACTIVITY_CHANGED = (
 )
 
 
+def _activity(db: sqlite3.Connection, side: bool, rowids: set[int] | None) -> list[tuple[str, Any]]:
+    """The sweep's rows: of these rowids, or of every row (None)."""
+    sql = _ACTIVITY_CHANGED if side else _ACTIVITY
+    if rowids is None:
+        return db.execute(sql).fetchall()
+    found: list[tuple[str, Any]] = []
+    ordered = sorted(rowids)
+    for start in range(0, len(ordered), 500):
+        part = ordered[start : start + 500]
+        found += db.execute(f"{sql} AND s.rowid IN ({','.join('?' * len(part))})", part).fetchall()
+    return found
+
+
 class ActivitySweep:
-    """Reads every row's last_activity again, on a thread of its own, after another process wrote sessions.db:
-    the one change a row's fingerprint can miss that list-sessions shows (a Discord turn of the original that
-    failed stores a new time of the same length and the history as it was, headers.py). Reading a column stored
-    after the history walks its overflow pages (~90 ms at 283 MB), so it is done here, never in a query."""
+    """Reads last_activity again, on a thread of its own, after another process wrote sessions.db: the one change
+    a row's fingerprint can miss that list-sessions shows (a Discord turn of the original that failed stores a
+    new time of the same length and the history as it was, headers.py). Reading a column stored after the
+    history walks its overflow pages (~90 ms at 283 MB, 0.4 s at 1.1 GB for every row), so it is done here, never
+    in a query; and of the rows the WAL names (walscan.Changes), unless it cannot rule out such a write."""
 
     DELAY = 0.2  # the calls that found the foreign write finish first; writes close together are swept once
     # a thread that swept waits this long for the next request before it ends: the original saves every few
@@ -611,6 +625,7 @@ class ActivitySweep:
         self._side = side  # the side file, read by the sweep's own connection (None: it is in memory)
         self._flag = threading.Lock()  # `_again` and `_thread` change together under it (never the store's lock)
         self._again = False
+        self._rows: set[int] | None = set()  # what the next sweep reads: these rows, or every row (None)
         self._swept_all = True
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -626,9 +641,13 @@ class ActivitySweep:
         stop.set()
         wake.set()
 
-    def request(self) -> None:
-        """Sweep (again) soon."""
+    def request(self, rowids: set[int] | None = None) -> None:
+        """Sweep (again) soon: the rows of these rowids, or every row (None)."""
         with self._flag:
+            if rowids is None:
+                self._rows = None
+            elif self._rows is not None:
+                self._rows |= rowids
             self._again = True
             self._swept_all = False
             self._idle.clear()
@@ -655,34 +674,39 @@ class ActivitySweep:
         """Whether every request so far was swept to its end (not when a stop ended the thread before)."""
         return self._swept_all
 
-    def _next(self) -> bool:
-        """True once a request is pending; False when the thread is to end (stopped, or idle too long)."""
+    def _next(self) -> tuple[bool, set[int] | None]:
+        """(True, the rows to sweep or None for every row) once a request is pending; (False, None) when the
+        thread is to end (stopped, or idle too long)."""
         while True:
             if self._stop.wait(self.DELAY):
-                return False
+                return False, None
             with self._flag:
                 if self._again:
                     self._again = False
-                    return True
+                    rows, self._rows = self._rows, set()
+                    return True, rows
                 self._wake.clear()
                 self._idle.set()
             if not self._wake.wait(self.IDLE):
                 with self._flag:
                     if not self._again:
                         self._thread = None
-                        return False
+                        return False, None
 
     def _run(self) -> None:
         db = None
         with contextlib.suppress(AttributeError, OSError):  # Linux: this thread alone yields the CPU to the kernel's
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         try:
-            while self._next():
+            while True:
+                going, wanted = self._next()
+                if not going:
+                    break
                 if db is None:
                     db = self._reading = self._connect()
                     if self._side is not None:
                         db.execute("ATTACH DATABASE ? AS side", (f"file:{self._side}?mode=ro",))
-                rows = db.execute(_ACTIVITY_CHANGED if self._side is not None else _ACTIVITY).fetchall()
+                rows = _activity(db, self._side is not None, wanted)
                 store = self._store()
                 if store is None or self._stop.is_set():
                     return

@@ -383,7 +383,8 @@ class SideIndex(Pages):
             # whenever it saves); a load looks at every column's length, for a hand edit of one of them alone: an
             # unreadable row is named at load, not a moment later
             since = self._wal_mark if loaded else stored
-            rowids = walscan.changed_rowids(self.path, since, now) if since is not None else None
+            changes = walscan.changes(self.path, since, now) if since is not None else None
+            rowids = changes.rowids if changes is not None else None
             builder = self._builder
             building = builder.pending if builder is not None and builder.running() else set()
             if rowids is None:
@@ -454,8 +455,9 @@ class SideIndex(Pages):
             swept = loaded or self._indexed_count() > len(stale)
             if swept:
                 # another process wrote since the last look (or this is a load with an index from before): the
-                # one change a fingerprint can miss that list-sessions shows is looked for off this thread
-                self._sweep_activity()
+                # one change a fingerprint can miss that list-sessions shows is looked for off this thread, in
+                # the rows written alone when the WAL says no other row can hold it
+                self._sweep_activity(rowids if changes is not None and changes.whole else None)
             self._data_version = version
             if not swept:  # else the sweep notes it when it is done
                 self._note_complete()
@@ -573,11 +575,11 @@ class SideIndex(Pages):
             builder.stop(timeout=0)
             self._data_version = None
 
-    def _sweep_activity(self) -> None:
+    def _sweep_activity(self, rowids: set[int] | None = None) -> None:
         if self._sweep is None:
             path = self.side.execute("PRAGMA database_list").fetchone()[2]  # '' for a side file in memory
             self._sweep = ActivitySweep(self, self._reader_connection, Path(path) if path else None)
-        self._sweep.request()
+        self._sweep.request(rowids)
 
     def _apply_activity(self, rows: list[tuple[str, Any]]) -> None:
         """The sweep's last_activity values, where they differ from the indexed ones (the store's lock is held)."""
