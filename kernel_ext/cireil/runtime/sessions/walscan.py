@@ -144,6 +144,10 @@ class _Commits:
         if page[100 if page_number == 1 else 0] == _TABLE_LEAF:
             self.found.rowids.update(leaf_rowids(bytes(page), page_number))
 
+    def drop_uncommitted(self) -> None:
+        """Forget frames after the last commit read (a transaction the generation before never committed)."""
+        self.others, self.starts, self.trunk = {}, [], 0
+
     def _commit(self) -> None:
         if self.others:
             reached: set[int] = set()
@@ -262,6 +266,7 @@ def changes(db_path: Path, since: str | None, now: str | None) -> Changes | None
                 return None
             if restarted:
                 _left_behind(wal.fileno(), old, new, commits)
+                commits.drop_uncommitted()
             _frames(wal.fileno(), first, new.frames, new.salts, new.page_size, commits)
     except (OSError, ValueError, _Doubt):
         return None
