@@ -534,6 +534,24 @@ def test_a_worker_that_dies_leaves_its_rows_to_be_read_here(big_db, tmp_path, mo
     assert len(started) == 2 and alive(started) == []
 
 
+def test_rows_asked_of_a_worker_that_died_are_read_here(big_db, tmp_path, monkeypatch):
+    expected = inline_index(agent_copy(big_db, tmp_path / "reference"), monkeypatch)
+    started = through_workers(monkeypatch)
+    monkeypatch.setattr(IndexBuilder, "ASK_ROWS", 2)
+    real = WorkerProcess.ask
+
+    def dead_at_the_second_ask(self, row_ids, *, early=False):
+        if getattr(self, "asked", 0) == 1:
+            self.process.kill()
+            self.process.wait()  # its stdin is closed for good: this ask fails with a broken pipe
+        self.asked = getattr(self, "asked", 0) + 1
+        return real(self, row_ids, early=early)
+
+    monkeypatch.setattr(WorkerProcess, "ask", dead_at_the_second_ask)
+    assert built_without_failure(agent_copy(big_db, tmp_path / "agent")) == expected
+    assert len(started) == 2 and alive(started) == []
+
+
 def test_without_a_worker_the_build_reads_here(big_db, tmp_path, monkeypatch):
     expected = inline_index(agent_copy(big_db, tmp_path / "reference"), monkeypatch)
     through_workers(monkeypatch)

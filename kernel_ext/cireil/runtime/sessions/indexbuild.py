@@ -506,10 +506,10 @@ class IndexBuilder:
         try:
             while not self._stop.is_set():
                 while len(out) < 2 and (asked := self._ask_next()):
-                    if not worker.ask([row_id for row_id, _ in asked], early=bool(out)):
-                        self._todo.extendleft(reversed(asked))  # asked once the worker waits for it
+                    out.append(asked)  # before it is sent: a worker gone meanwhile leaves it to be read here
+                    if not worker.ask([row_id for row_id, _ in asked], early=len(out) > 1):
+                        self._todo.extendleft(reversed(out.pop()))  # asked once the worker waits for it
                         break
-                    out.append(asked)
                 if not out:
                     break
                 asked = out[0]
