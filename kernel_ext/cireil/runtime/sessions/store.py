@@ -34,7 +34,7 @@ from typing import Any
 
 from ..files.pictures import Unreadable, stored_image
 from ..files.safefs import read_host_file
-from . import dbstate
+from . import dbstate, walscan
 from . import history_json as hj
 from . import upstream_schema as us
 from .errors import SessionConflict, SessionError, SessionFormatError, SessionReadOnly, SessionStoreError
@@ -410,6 +410,7 @@ class SessionStore(SideIndex):
             return None
         with self._lock:
             version = self._db.execute("PRAGMA data_version").fetchone()[0]  # before the read: never too new
+            token = dbstate.content_token(self.path)  # and this too: the WAL after it holds every later write
             row = self._raw_row(self._db, row_id)
             if row is None:
                 return None
@@ -460,6 +461,7 @@ class SessionStore(SideIndex):
         )
         session.store_state = {"row_id": row_id, "base": tuple(row), "meta": meta, "count": len(elements)}
         session.store_state["data_version"] = version
+        session.store_state["token"] = token
         session.store_state["committed"] = {id(m) for m in history}
         session.store_state["summaries_sig"] = _summaries_sig(summaries)
         # each message's stored element and text: an unchanged message is written back byte for byte, unencoded
@@ -539,6 +541,9 @@ class SessionStore(SideIndex):
             version = self._db.execute("PRAGMA data_version").fetchone()[0]
             if state is not None and base is not None and len(base) > 1 and state.get("data_version") == version:
                 return None
+            if state is not None and base is not None and len(base) > 1 and self._unwritten_since(state, row_id):
+                state["data_version"] = version
+                return None
             current = self._raw_row(self._db, row_id)
         if (tuple(current) if current else None) == (tuple(base) if base else None):
             if state is not None:
@@ -548,6 +553,24 @@ class SessionStore(SideIndex):
             f"session {session.id} changed in sessions.db since cireil read it (another process wrote it, or its "
             "row cannot be read); nothing was sent or stored: cireil reads it again, send the message again to continue"
         )
+
+    def _unwritten_since(self, state: dict, row_id: str) -> bool:
+        """Whether no commit wrote the row since the content token the session's base was read or written at
+        (state["token"]), as the WAL tells it (walscan.Changes: `whole`, and its rowid not among those written):
+        then the row is still the base, without reading a history of megabytes back to compare. The caller holds
+        the lock and read PRAGMA data_version before this; the token is moved on to now."""
+        since = state.get("token")
+        if since is None:
+            return False
+        now = dbstate.content_token(self.path)
+        found = walscan.changes(self.path, since, now)
+        if found is None or not found.whole:
+            return False
+        rowid = self._db.execute("SELECT rowid FROM sessions WHERE id = ?", (row_id,)).fetchone()
+        if rowid is None or rowid[0] in found.rowids:
+            return False
+        state["token"] = now
+        return True
 
     def _fixed_reason(self, session: Session, row_id: str) -> str | None:
         if not self.current:
@@ -821,6 +844,8 @@ class SessionStore(SideIndex):
                 # no other connection has committed since this session was read or written here: the row is
                 # still what it was (reading a long history back just to compare it is most of a write's cost)
                 same = base is not None and len(base) > 1 and state.get("data_version") == version
+                # else the WAL may tell that no commit since wrote the row (the write lock is held: none can now)
+                same = same or (base is not None and len(base) > 1 and self._unwritten_since(state, row_id))
                 current = base if same else self._raw_row(db, row_id)
                 if (tuple(current) if current else None) != (tuple(base) if base else None):
                     raise SessionConflict(
@@ -859,6 +884,10 @@ class SessionStore(SideIndex):
             created_row = base is None
             state["base"] = new_row
             state["data_version"] = version
+            # this commit's content, unless another connection committed right after it (read after the token)
+            token = dbstate.content_token(self.path)
+            after = db.execute("PRAGMA data_version").fetchone()[0]
+            state["token"] = token if after == version else None
             state["meta"] = json.loads(meta_text)
             if not committed_only:
                 state["committed"] = set(map(id, session.history))
