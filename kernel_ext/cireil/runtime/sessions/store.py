@@ -128,18 +128,24 @@ def row_problem(row_id: str, row: tuple) -> tuple[str | None, Any]:
 def decode_row(row_id: str, row: tuple, *, images: Any = None) -> tuple[list[dict], list, dict]:
     """(memory history, the stored elements as parsed, meta) of a row as the store reads it; SessionFormatError
     naming the problem. images: the loader of a stored picture's bytes (None or False: no picture is read)."""
-    history_text = row[2]
+    history, elements, meta, _ = _decoded(
+        row_id, row, lambda text: (hj.parse_history(text), None), images or (lambda ref, media_type: None)
+    )
+    return history, elements, meta
+
+
+def _decoded(row_id: str, row: tuple, parse: Any, loader: Any) -> tuple[list[dict], list, dict, Any]:
+    """decode_row, the history parsed by `parse` (text -> elements and what else it tells), and that too."""
     problem, meta = row_problem(row_id, row)
     if problem is None:
         try:
-            elements = hj.parse_history(history_text if isinstance(history_text, str) else "")
-            loader = images or (lambda ref, media_type: None)
+            elements, told = parse(row[2] if isinstance(row[2], str) else "")
             history = [hj.decode_message(e, i, loader) for i, e in enumerate(elements)]
         except hj.HistoryFormatError as exc:
             problem = str(exc)
     if problem is not None:
         raise SessionFormatError(f"sessions.db: session {memory_id(row_id)}: {problem}; it was left unchanged")
-    return history, elements, meta
+    return history, elements, meta, told
 
 
 def _weak_match(store: SessionStore) -> Any:
@@ -391,17 +397,7 @@ class SessionStore(SideIndex):
 
     def _decode_spans(self, row_id: str, row: tuple) -> tuple[list[dict], list, dict, list[tuple[int, int]] | None]:
         """_decode, with where each element's text lies in the row's history text."""
-        problem, meta = self._row_problem(row_id, row)
-        spans = None
-        if problem is None:
-            try:
-                elements, spans = hj.parse_history_spans(row[2] if isinstance(row[2], str) else "")
-                history = [hj.decode_message(e, i, self._load_image) for i, e in enumerate(elements)]
-            except hj.HistoryFormatError as exc:
-                problem = str(exc)
-        if problem is not None:
-            raise SessionFormatError(f"sessions.db: session {memory_id(row_id)}: {problem}; it was left unchanged")
-        return history, elements, meta, spans
+        return _decoded(row_id, row, hj.parse_history_spans, self._load_image)
 
     def get(self, session_id: str) -> Session | None:
         """The stored session, or None; SessionFormatError (one line) when its row cannot be read."""
