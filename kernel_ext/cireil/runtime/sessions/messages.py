@@ -97,12 +97,18 @@ def _taken_ids(history: list[dict], known: dict[str, Any]) -> set:
     call ids never change in place."""
     order: list[dict] = known.get("order", [])
     ids: set = known.get("ids", set())
-    if len(history) < len(order) or not all(map(operator.is_, history, order)):
+    if not starts_with(history, order):
         order, ids = [], set()
     for m in history[len(order) :]:
         ids.update(p.get("id") for p in tool_calls(m))
     known["order"], known["ids"] = list(history), ids
     return ids
+
+
+def starts_with(history: list[dict], order: list[dict]) -> bool:
+    """Whether history begins with these very messages (identity, compared in C: a long session's history is
+    looked at after every tool call)."""
+    return len(history) >= len(order) and all(map(operator.is_, history, order))
 
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

@@ -13,12 +13,12 @@ message is still written back as the very characters it had.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import history_json as hj
+from .messages import starts_with
 
 Encode = Callable[[dict, list[tuple[str, str]]], tuple[dict | None, dict]]  # (message, refs sink) -> (up, extra)
 
@@ -132,14 +132,14 @@ class RowText:
         if not self.order and self.kept:
             return None
         order, flags = self.order, self.flags
-        if not _starts_with(history, order):
+        if not starts_with(history, order):
             now = set(map(id, history))
             gone = [m for m in order if id(m) not in now]
             if any(id(m) in self.kept for m in gone):
                 return None  # a written message left the history: encode it whole
             keep = [(m, f) for m, f in zip(order, flags, strict=True) if id(m) in now]
             order, flags = [m for m, _ in keep], [f for _, f in keep]
-            if not _starts_with(history, order):
+            if not starts_with(history, order):
                 return None
         tail = history[len(order) :]
         if committed is not None:
@@ -315,12 +315,6 @@ class RowText:
         self.texts, self.ups, self.written = plan.texts, plan.ups, plan.written
         self.extras, self.written_ids = plan.extras, plan.written_ids
         self.conv, self.hasher, self.text = plan.conv, plan.hasher, plan.history_text
-
-
-def _starts_with(history: list[dict], order: list[dict]) -> bool:
-    """Whether history begins with these very messages (identity, compared in C: a long session's history is
-    looked at after every tool call)."""
-    return len(history) >= len(order) and all(map(operator.is_, history, order))
 
 
 def array_text(texts: list[str]) -> str:
