@@ -19,6 +19,12 @@ import upstream_db as up
 from cireil.runtime.sessions import SessionStore, dbstate, headers, indexbuild, walscan
 
 
+def changed_rowids(db: Path, since: str | None, now: str | None) -> set[int] | None:
+    """The rowids walscan names as written between two content tokens, or None when it cannot tell."""
+    found = walscan.changes(db, since, now)
+    return None if found is None else found.rowids
+
+
 def rowid_of(path: Path, row_id: str) -> int:
     with contextlib.closing(sqlite3.connect(path)) as db:
         return db.execute("SELECT rowid FROM sessions WHERE id = ?", (row_id,)).fetchone()[0]
@@ -69,14 +75,14 @@ def test_a_write_names_its_row(db, held, change):
                 raw.execute("UPDATE sessions SET history = '[]' WHERE id = ?", (target,))
             else:
                 raw.execute("UPDATE sessions SET opened_files = '[\"/a.md\"]' WHERE id = ?", (target,))
-    found = walscan.changed_rowids(db, since, dbstate.content_token(db))
+    found = changed_rowids(db, since, dbstate.content_token(db))
     assert found is not None and rowid_of(db, target) in found
     assert len(found) < 30  # the pages written, not the file
 
 
 def test_nothing_written_names_no_row(db, held):
     token = dbstate.content_token(db)
-    assert walscan.changed_rowids(db, token, token) == set()
+    assert changed_rowids(db, token, token) == set()
 
 
 def test_two_restarts_since_give_none(db, held):
@@ -86,7 +92,7 @@ def test_two_restarts_since_give_none(db, held):
         for n in range(2):
             raw.execute("PRAGMA wal_checkpoint")
             raw.execute("UPDATE sessions SET history_cursor = ? WHERE id = 'internal:r3'", (n + 7,))
-    assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
+    assert changed_rowids(db, since, dbstate.content_token(db)) is None
 
 
 def test_a_restart_whose_frames_reach_past_since_gives_none(db, held):
@@ -97,7 +103,7 @@ def test_a_restart_whose_frames_reach_past_since_gives_none(db, held):
         raw.execute("UPDATE sessions SET history_cursor = 2 WHERE id = 'internal:r2'")  # starts the WAL again
     now = dbstate.content_token(db)
     assert dbstate.parse(now).salts != dbstate.parse(since).salts
-    assert walscan.changed_rowids(db, since, now) is None
+    assert changed_rowids(db, since, now) is None
 
 
 def _big(raw: sqlite3.Connection, row_id: str, kilobytes: int) -> None:
@@ -118,7 +124,7 @@ def test_after_one_restart_the_frames_the_generation_before_left_are_read(db, he
     now = dbstate.content_token(db)
     old, new = dbstate.parse(since), dbstate.parse(now)
     assert walscan._one_restart(old.salts, new.salts)
-    found = walscan.changed_rowids(db, since, now)
+    found = changed_rowids(db, since, now)
     assert found is not None and {rowid_of(db, "internal:r3"), rowid_of(db, "internal:r28")} <= found
     third = walscan._Commits(None, new.page_size)  # the third generation's own frames: not r3, the one before's
     with Path(f"{db}-wal").open("rb") as wal:
@@ -133,7 +139,7 @@ def test_after_one_restart_the_frames_up_to_the_end_of_the_file_are_read(db, hel
         raw.execute("UPDATE sessions SET history_cursor = 5 WHERE id = 'internal:r3'")
         raw.execute("PRAGMA wal_checkpoint")
         raw.execute("UPDATE sessions SET history_cursor = 6 WHERE id = 'internal:r28'")
-    found = walscan.changed_rowids(db, since, dbstate.content_token(db))
+    found = changed_rowids(db, since, dbstate.content_token(db))
     assert found is not None and {rowid_of(db, "internal:r3"), rowid_of(db, "internal:r28")} <= found
 
 
@@ -153,7 +159,7 @@ def test_a_wal_cut_since_gives_none(db, held, cut):
     now = dbstate.content_token(db)
     assert walscan._one_restart(dbstate.parse(since).salts, dbstate.parse(now).salts)
     assert Path(f"{db}-wal").stat().st_size < dbstate.parse(since).wal_size
-    assert walscan.changed_rowids(db, since, now) is None
+    assert changed_rowids(db, since, now) is None
 
 
 def test_a_file_changed_outside_the_wal_gives_none(db):
@@ -161,7 +167,7 @@ def test_a_file_changed_outside_the_wal_gives_none(db):
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
         raw.execute("UPDATE sessions SET history_cursor = 1 WHERE id = 'internal:r1'")
     # its close checkpointed the frame into the file and deleted the WAL
-    assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
+    assert changed_rowids(db, since, dbstate.content_token(db)) is None
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "salts", "magic", "cells"])
@@ -194,7 +200,7 @@ def test_a_wal_it_cannot_trust_gives_none(db, held, damage):
             for at in range(first, 32 + frames * (24 + page), 24 + page):
                 data[at + 24 : at + 24 + 8] = bytes([0x0D, 0, 0, 0xFF, 0xFF, 0, 0, 0])
         wal.write_bytes(bytes(data))
-        found = walscan.changed_rowids(db, since, now)
+        found = changed_rowids(db, since, now)
         assert found is None if damage != "garbage" else isinstance(found, set | None)
     finally:
         wal.write_bytes(saved)
@@ -205,7 +211,7 @@ def test_more_than_it_reads_at_one_look_gives_none(db, held, monkeypatch):
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
         raw.execute("UPDATE sessions SET history = '[]' WHERE id = 'internal:r7'")
     monkeypatch.setattr(walscan, "MAX_BYTES", 4096)
-    assert walscan.changed_rowids(db, since, dbstate.content_token(db)) is None
+    assert changed_rowids(db, since, dbstate.content_token(db)) is None
 
 
 def _time(second: int) -> str:

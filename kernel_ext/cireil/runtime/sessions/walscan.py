@@ -227,15 +227,9 @@ def _left_behind(fd: int, old: dbstate.Parsed, new: dbstate.Parsed, commits: _Co
         raise _Doubt("a writer reached the frames while they were read")
 
 
-def changed_rowids(db_path: Path, since: str | None, now: str | None) -> set[int] | None:
-    """The rowids on the table leaf pages committed after `since` up to `now` (both content tokens, `now` read
-    the latest), or None when that cannot be told from the WAL."""
-    found = changes(db_path, since, now)
-    return None if found is None else found.rowids
-
-
 def changes(db_path: Path, since: str | None, now: str | None) -> Changes | None:
-    """What was committed after `since` up to `now` (changed_rowids), or None when the WAL cannot tell."""
+    """What was committed after `since` up to `now` (both content tokens, `now` read the latest), or None when
+    the WAL cannot tell."""
     old, new = dbstate.parse(since), dbstate.parse(now)
     if old is None or new is None or old.file_id != new.file_id:
         return None
