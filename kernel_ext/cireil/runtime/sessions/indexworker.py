@@ -8,6 +8,7 @@ stdin.
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sqlite3
 import sys
@@ -24,18 +25,9 @@ def _answer(db: sqlite3.Connection, columns: list[str], select: str, row_id: str
     if found is None:
         return None
     entry, size = found
-    activity = entry.last_activity
-    fields = (
-        entry.fingerprint,
-        entry.error,
-        entry.items,
-        entry.count,
-        entry.preview,
-        str(activity) if isinstance(activity, str) else activity,  # a BadText is stored as the text it shows
-        entry.elements,
-        entry.prefix_len,
-        entry.prefix_hash,
-    )
+    if isinstance(entry.last_activity, str):
+        entry.last_activity = str(entry.last_activity)  # a BadText is stored as the text it shows
+    fields = tuple(getattr(entry, f.name) for f in dataclasses.fields(entry)[1:])  # all but row_id, in order
     return ("entry", size, fields)
 
 
