@@ -37,6 +37,13 @@ schedule = { every = 86400 }
 """
 
 
+def _status_reaches(port: int, key: str, least: int, timeout: float = 30) -> None:
+    """Until the proxy's /cireil/status counts `least` of `key` (recorded, failures), or `timeout` passed."""
+    deadline = time.monotonic() + timeout
+    while json.loads(_get(port, "/cireil/status"))[key] < least and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_the_originals_cron_turns_are_recorded_through_the_proxy(original: Original, tmp_path: Path):
     home = tmp_path / "home"
     with ScriptedLLM(default=reply.tool_calls(("no-response", {}))) as llm:
@@ -54,9 +61,7 @@ def test_the_originals_cron_turns_are_recorded_through_the_proxy(original: Origi
                 # the proxy records on a thread of its own: the three exchanges so far are in its file before the
                 # lock below, or on a busy machine the lock could take one of them too
                 port = proxy_running(agent_dir)["port"]
-                deadline = time.monotonic() + 30
-                while json.loads(_get(port, "/cireil/status"))["recorded"] < 3 and time.monotonic() < deadline:
-                    time.sleep(0.05)
+                _status_reaches(port, "recorded", 3)
                 # the recording fails (its file locked by another writer): the original's turn runs all the same
                 llm.script(reply.tool_calls(("no-response", {}, "call_after")))
                 lock = sqlite3.connect(agent_dir / "cireil-recordings.db", isolation_level=None)
@@ -65,9 +70,7 @@ def test_the_originals_cron_turns_are_recorded_through_the_proxy(original: Origi
                     assert peer.cron("tidy")["ran"] is True
                     assert len(llm.requests) == 4
                     # held until the recorder gave up on it (SQLite's busy timeout): that exchange is lost, said
-                    deadline = time.monotonic() + 30
-                    while json.loads(_get(port, "/cireil/status"))["failures"] < 1 and time.monotonic() < deadline:
-                        time.sleep(0.1)
+                    _status_reaches(port, "failures", 1)
                 finally:
                     lock.execute("ROLLBACK")
                     lock.close()
